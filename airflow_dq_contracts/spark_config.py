@@ -52,6 +52,7 @@ def default_spark_conf(local: bool = True) -> dict[str, str]:
     """Delta SQL extensions, plus small-machine tuning when ``local``."""
     conf = dict(DELTA_SQL_CONF)
     conf["spark.sql.session.timeZone"] = "UTC"
+    conf["spark.ui.showConsoleProgress"] = "false"  # we print our own progress lines
     if local:
         conf.update(LOCAL_CONF)
     return conf

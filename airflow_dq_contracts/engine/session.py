@@ -1,0 +1,44 @@
+"""Building a SparkSession that can read and write Delta tables."""
+
+from __future__ import annotations
+
+import logging
+from typing import Mapping
+
+from pyspark.sql import SparkSession
+
+from airflow_dq_contracts import spark_config
+
+log = logging.getLogger(__name__)
+
+
+def get_spark(
+    app_name: str = "dq-contracts",
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    local_tuning: bool = True,
+) -> SparkSession:
+    """Return the active SparkSession, or build one with Delta on the classpath.
+
+    Inside ``spark-submit`` a session already exists (its jars and conf come from the command
+    line), so it is reused as is; only the user's extra ``conf`` is applied where allowed.
+
+    Example::
+
+        spark = get_spark(master="local[2]")
+        spark.range(3).write.format("delta").save("/tmp/t")
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
+    settings = spark_config.default_spark_conf(local=local_tuning)
+    settings.update(spark_config.delta_dependency_conf())
+    settings.update(conf or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,27 @@
+"""Shared fixtures. Spark tests share one real local SparkSession with Delta (session scope)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+# spark-submit and the CLI must come from this environment, whatever the caller's PATH.
+os.environ["PATH"] = f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+os.environ.pop("SPARK_HOME", None)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A real local SparkSession with Delta, shared by the whole test session."""
+    from airflow_dq_contracts.engine.session import get_spark
+
+    session = get_spark(app_name="dq-contracts-tests", master="local[2]")
+    yield session
+    session.stop()
