@@ -1,0 +1,123 @@
+"""The ``dq-contracts`` command (DESIGN §7).
+
+``validate`` and ``diff`` are plain Python and start instantly; ``run`` starts a local Spark session.
+
+Exit codes: 0 success (``run``: pass or quarantine), 1 invalid contract or arguments /
+``diff`` found a breaking change, 2 usage error, 3 ``run`` decided *gate*, 4 the run itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_GATE = 3
+EXIT_RUN_FAILED = 4
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from airflow_dq_contracts.contract import ContractValidationError, load_contract
+
+    failures = 0
+    for path in args.contracts:
+        try:
+            contract = load_contract(path)
+        except ContractValidationError as err:
+            failures += 1
+            for issue in err.issues:
+                print(str(issue), file=sys.stderr)
+            continue
+        if not args.quiet:
+            count = sum(1 for _ in contract.all_checks())
+            print(f"{path}: ok ({contract.name} {contract.version or ''}, {count} checks)".replace(" ,", ","))
+    return EXIT_INVALID if failures else EXIT_OK
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from airflow_dq_contracts.contract import ContractValidationError, load_contract
+    from airflow_dq_contracts.contract.diff import diff_contracts
+
+    try:
+        old = load_contract(args.old)
+        new = load_contract(args.new)
+    except ContractValidationError as err:
+        for issue in err.issues:
+            print(str(issue), file=sys.stderr)
+        return EXIT_INVALID
+    changes = diff_contracts(old, new)
+    if args.json:
+        import json
+
+        print(json.dumps([c.to_dict() for c in changes], indent=2))
+    else:
+        if not changes:
+            print(f"no schema or SLA changes between {old.version or args.old} and {new.version or args.new}")
+        for change in changes:
+            print(f"{change.kind.upper():10} {change.description}")
+    breaking = [c for c in changes if c.breaking]
+    if breaking and not args.json:
+        print(f"{len(breaking)} breaking change(s)", file=sys.stderr)
+    return EXIT_INVALID if breaking else EXIT_OK
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from airflow_dq_contracts.engine.runner import run_from_cli
+
+    return run_from_cli(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dq-contracts", description="Data contracts as quality gates.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_val = sub.add_parser("validate", help="validate contract files; exit 1 on any error")
+    p_val.add_argument("contracts", nargs="+", metavar="CONTRACT")
+    p_val.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    p_val.set_defaults(func=_cmd_validate)
+
+    p_diff = sub.add_parser("diff", help="breaking changes between two versions of a contract")
+    p_diff.add_argument("old", metavar="OLD")
+    p_diff.add_argument("new", metavar="NEW")
+    p_diff.add_argument("--json", action="store_true", help="print the changes as JSON")
+    p_diff.set_defaults(func=_cmd_diff)
+
+    p_run = sub.add_parser("run", help="evaluate a contract on a local Spark session")
+    p_run.add_argument("contract", metavar="CONTRACT")
+    source = p_run.add_mutually_exclusive_group()
+    source.add_argument("--input", metavar="PATH", help="dataset path (default: the contract's dataset)")
+    source.add_argument("--table", metavar="NAME", help="catalog table name")
+    p_run.add_argument("--input-format", choices=("parquet", "delta", "csv", "json", "orc"), default=None,
+                       help="format of --input (default: the contract's, else delta)")
+    p_run.add_argument("--filter", metavar="SQL", help="SQL predicate scoping the run (e.g. a partition)")
+    p_run.add_argument("--reference-time", metavar="ISO8601",
+                       help="time freshness/completeness are measured against (default: now, UTC)")
+    p_run.add_argument("--run-id", metavar="ID", help="run id; the same id twice replaces its results")
+    p_run.add_argument("--results-table", metavar="PATH", help="Delta results table (path or table name)")
+    p_run.add_argument("--quarantine-table", metavar="PATH", help="Delta table for violating rows")
+    p_run.add_argument("--valid-table", metavar="PATH", help="Delta table for the remaining valid rows")
+    p_run.add_argument("--json-out", metavar="FILE", help="write the summary JSON here ('-' for stdout)")
+    p_run.add_argument("--master", default=None, help="Spark master (default local[*])")
+    p_run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf")
+    p_run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p_run.set_defaults(func=_cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

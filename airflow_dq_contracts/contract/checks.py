@@ -1,0 +1,266 @@
+"""The check types of the contract language: their parameters, levels and validation rules.
+
+This is the contract-side half of a check type (plain Python). The Spark-side half — the metric
+expressions and the per-row predicate — is one small class per type in
+:mod:`airflow_dq_contracts.engine.metrics`, registered under the same name.
+
+Adding a check type: one :class:`CheckType` here, one metric class there, tests beside both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from typing import Any, Callable
+
+from .validators import Validator
+
+Number = (int, float)
+
+# Predefined ``format:`` shortcuts of the ``pattern`` check (spec table, verbatim).
+FORMAT_PATTERNS: dict[str, str] = {
+    "email": r"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$",
+    "phone": r"^\+?[1-9]\d{1,14}$",
+    "uuid": r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    "url": r"^https?://[^\s/$.?#].[^\s]*$",
+    "ipv4": r"^(?:[0-9]{1,3}\.){3}[0-9]{1,3}$",
+    "ipv6": r"^(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}$",
+    "date": r"^\d{4}-\d{2}-\d{2}$",
+    "datetime": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}",
+}
+
+# ``flags:`` of the ``pattern`` check → Java inline flags (Spark evaluates regexes in the JVM).
+REGEX_FLAGS: dict[str, str] = {
+    "IGNORECASE": "i", "I": "i",
+    "MULTILINE": "m", "M": "m",
+    "DOTALL": "s", "S": "s",
+    "VERBOSE": "x", "X": "x",
+    "UNICODE": "u", "U": "u",
+}
+
+GRANULARITIES = ("hourly", "daily", "weekly", "monthly")
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """A check-specific parameter: its YAML name, kind, default and domain."""
+
+    name: str
+    kind: str  # number | int | bool | str | str_list | value_list | choice | flags
+    required: bool = False
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckType:
+    """What the contract language knows about one check type at one level."""
+
+    name: str
+    level: str  # table | column
+    params: tuple[Param, ...] = ()
+    validators: bool = True  # the five standard validators are allowed
+    implicit: str | None = None  # all_conform | max_age_hours | max_gap_count
+    extra: Callable[[dict[str, Any], Callable[[tuple, str], None]], None] | None = None
+    summary: str = ""
+
+    def param(self, name: str) -> Param | None:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+
+RETURN = Param("return", "choice", default="count", choices=("count", "pct"))
+RETURN_OPTIONAL = Param("return", "choice", default=None, choices=("count", "pct"))
+LENGTH_BOUNDS = (
+    Param("length_min", "int", minimum=0),
+    Param("length_max", "int", minimum=0),
+)
+
+
+def _check_length_params(params: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
+    lo, hi = params.get("length_min"), params.get("length_max")
+    if (lo is not None or hi is not None) and params.get("return") is None:
+        add(("length_min" if lo is not None else "length_max",),
+            "length_min/length_max define conforming rows and need 'return: count' or 'return: pct'")
+    if lo is not None and hi is not None and lo > hi:
+        add(("length_min",), f"length_min {lo} is greater than length_max {hi}")
+
+
+_JAVA_ONLY = re.compile(r"\\[pP]\{[^}]*\}|\\[pP][A-Za-z]|\\[QE]|\\[zZ]|\\h|\\R|\\X")
+
+
+def regex_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a valid regex, or None.
+
+    Spark runs patterns as Java regexes; Python's ``re`` is the closest parser available without a
+    JVM, so Java-only escapes (``\\p{L}``, ``\\Q…\\E``, ``\\h``…) are neutralised before compiling.
+    """
+    try:
+        re.compile(_JAVA_ONLY.sub("x", pattern))
+    except re.error as exc:
+        return f"invalid regular expression {pattern!r}: {exc}"
+    return None
+
+
+def _check_pattern_params(params: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
+    has_pattern, has_format = params.get("pattern") is not None, params.get("format") is not None
+    if has_pattern == has_format:
+        add(("pattern",), "give exactly one of 'pattern' or 'format'")
+    if has_format and params.get("flags"):
+        add(("flags",), "'flags' only apply to 'pattern', not to 'format'")
+    if has_pattern:
+        problem = regex_problem(params["pattern"])
+        if problem:
+            add(("pattern",), problem)
+
+
+def _check_values(params: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
+    if not params.get("case_sensitive", True):
+        return
+    # Nothing more: values are checked for scalar types by the generic parameter validation.
+
+
+def _check_columns(params: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
+    columns = params.get("columns") or []
+    seen: set[str] = set()
+    for index, name in enumerate(columns):
+        if name in seen:
+            add(("columns", index), f"column {name!r} is listed twice")
+        seen.add(name)
+
+
+def _stat(name: str, summary: str, *params: Param) -> CheckType:
+    return CheckType(name, "column", params=params, summary=summary)
+
+
+CHECK_TYPES: dict[tuple[str, str], CheckType] = {}
+
+
+def _register(*types: CheckType) -> None:
+    for t in types:
+        CHECK_TYPES[(t.level, t.name)] = t
+
+
+_register(
+    # Table level
+    CheckType("num_rows", "table", summary="total row count"),
+    CheckType(
+        "duplicates", "table",
+        params=(Param("columns", "str_list", required=True), RETURN),
+        extra=_check_columns, summary="COUNT(*) − COUNT(DISTINCT columns…)",
+    ),
+    CheckType(
+        "freshness", "table",
+        params=(
+            Param("max_age_hours", "number", required=True, minimum=0),
+            Param("timestamp_column", "str", required=True),
+            Param("aggregation", "choice", default="max", choices=("max", "min")),
+        ),
+        validators=False, implicit="max_age_hours", summary="age in hours of the newest (oldest) timestamp",
+    ),
+    CheckType(
+        "completeness", "table",
+        params=(
+            Param("partition_column", "str", required=True),
+            Param("granularity", "choice", required=True, choices=GRANULARITIES),
+            Param("lookback_days", "int", default=30, minimum=1),
+            Param("allow_future_gaps", "bool", default=True),
+            Param("max_gap_count", "int", default=0, minimum=0),
+        ),
+        validators=False, implicit="max_gap_count", summary="number of missing partitions",
+    ),
+    # Column level: statistics
+    _stat("cardinality", "distinct non-null values"),
+    _stat("min", "minimum value"),
+    _stat("max", "maximum value"),
+    _stat("mean", "arithmetic mean of non-null values"),
+    _stat("sum", "sum of non-null values"),
+    _stat("count", "non-null values"),
+    _stat("variance", "sample variance (n−1)"),
+    _stat("stddev", "sample standard deviation (n−1)"),
+    _stat(
+        "percentile", "exact percentile, linear interpolation",
+        Param("percentile", "number", required=True, minimum=0.0, maximum=1.0),
+        Param("approximate", "bool", default=False),
+    ),
+    # Column level: values
+    CheckType("missing", "column", params=(RETURN,), summary="NULL values"),
+    CheckType("duplicates", "column", params=(RETURN,), summary="COUNT(*) − COUNT(DISTINCT column)"),
+    CheckType(
+        "whitelist", "column",
+        params=(Param("values", "value_list", required=True), RETURN,
+                Param("case_sensitive", "bool", default=True)),
+        implicit="all_conform", extra=_check_values, summary="non-null values in the allowed set",
+    ),
+    CheckType(
+        "blacklist", "column",
+        params=(Param("values", "value_list", required=True), RETURN,
+                Param("case_sensitive", "bool", default=True)),
+        implicit="all_conform", extra=_check_values, summary="non-null values outside the forbidden set",
+    ),
+    CheckType(
+        "pattern", "column",
+        params=(Param("pattern", "str"), Param("format", "choice", choices=tuple(FORMAT_PATTERNS)),
+                Param("flags", "flags", default=()), RETURN),
+        implicit="all_conform", extra=_check_pattern_params, summary="non-null values matching a regex",
+    ),
+    CheckType("min_length", "column", params=(RETURN_OPTIONAL, *LENGTH_BOUNDS), extra=_check_length_params,
+              summary="minimum length (characters or elements)"),
+    CheckType("max_length", "column", params=(RETURN_OPTIONAL, *LENGTH_BOUNDS), extra=_check_length_params,
+              summary="maximum length (characters or elements)"),
+    CheckType("avg_length", "column", params=(RETURN_OPTIONAL, *LENGTH_BOUNDS), extra=_check_length_params,
+              summary="average length (characters or elements)"),
+)
+
+TABLE_TYPES = sorted(name for level, name in CHECK_TYPES if level == "table")
+COLUMN_TYPES = sorted(name for level, name in CHECK_TYPES if level == "column")
+
+COMMON_KEYS = ("name", "type", "severity", "tolerance", "tags", "action", "filter", "description")
+VALIDATOR_KEYS = ("min", "max", "between", "not_between", "equals")
+
+
+def check_type(level: str, name: str) -> CheckType | None:
+    return CHECK_TYPES.get((level, name))
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, Number) and not isinstance(value, bool) and not (
+        isinstance(value, float) and (math.isnan(value) or math.isinf(value))
+    )
+
+
+def has_row_reading(check: Any) -> bool:
+    """Whether one row can break ``check`` on its own (so it can be tagged and quarantined).
+
+    Table-level checks never tag rows (DESIGN §6). ``min``/``max`` and the length checks tag rows
+    only when their validator gives a bound a single value can cross.
+    """
+    if check.column is None:
+        return False
+    kind = check.type
+    if kind in ("missing", "whitelist", "blacklist", "pattern", "duplicates"):
+        return True
+    if kind in ("min_length", "max_length", "avg_length") and check.params.get("return"):
+        return True
+    if kind in ("min", "min_length"):
+        return check.validator.lower_bound is not None
+    if kind in ("max", "max_length"):
+        return check.validator.upper_bound is not None
+    return False
+
+
+def implicit_validator(ctype: CheckType, params: dict[str, Any], tolerance: float) -> Validator:
+    """The validator of a check that declares none."""
+    if ctype.implicit == "all_conform":
+        return Validator("all_conform", tolerance=tolerance)
+    if ctype.implicit == "max_age_hours":
+        return Validator("max", high=float(params["max_age_hours"]), tolerance=tolerance, metric_name="age_hours")
+    if ctype.implicit == "max_gap_count":
+        return Validator("max", high=float(params["max_gap_count"]), tolerance=tolerance, metric_name="gap_count")
+    return Validator("noop", tolerance=tolerance)

@@ -1,0 +1,101 @@
+"""Safe YAML reading that remembers the line of every node, so errors can point at it."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import yaml
+
+Path = tuple[Any, ...]  # ("columns", 2, "checks", 0, "between")
+
+
+def format_path(path: Path) -> str:
+    """``("columns", 2, "checks", 0, "between")`` → ``columns[2].checks[0].between``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+@dataclasses.dataclass
+class SourceMap:
+    """Line numbers (1-based) of every key and item of a parsed document."""
+
+    file: str
+    lines: dict[Path, int] = dataclasses.field(default_factory=dict)
+
+    def line(self, path: Path) -> int | None:
+        """Line of ``path``, or of its nearest ancestor that has one."""
+        probe = tuple(path)
+        while True:
+            if probe in self.lines:
+                return self.lines[probe]
+            if not probe:
+                return None
+            probe = probe[:-1]
+
+
+class YamlSyntaxError(ValueError):
+    """The text is not YAML (or uses a non-safe construct); carries the line."""
+
+    def __init__(self, message: str, line: int | None):
+        super().__init__(message)
+        self.line = line
+
+
+class _Builder(yaml.SafeLoader):
+    pass
+
+
+def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, str]]]:
+    """Parse ``text`` with the safe loader.
+
+    Returns ``(data, source_map, duplicate_key_problems)``. Raises :class:`YamlSyntaxError`.
+    """
+    smap = SourceMap(file)
+    duplicates: list[tuple[Path, str]] = []
+    loader = _Builder(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, smap, duplicates
+
+        def build(n: yaml.Node, path: Path) -> Any:
+            smap.lines.setdefault(path, n.start_mark.line + 1)
+            if isinstance(n, yaml.MappingNode):
+                loader.flatten_mapping(n)
+                result: dict[Any, Any] = {}
+                for key_node, value_node in n.value:
+                    key = loader.construct_object(key_node, deep=True)
+                    if isinstance(key, (list, dict)):
+                        key = str(key)
+                    child = path + (key,)
+                    if key in result:
+                        smap.lines[child] = key_node.start_mark.line + 1
+                        duplicates.append((child, f"duplicate key {key!r}"))
+                        continue
+                    smap.lines[child] = key_node.start_mark.line + 1
+                    result[key] = build(value_node, child)
+                return result
+            if isinstance(n, yaml.SequenceNode):
+                items = []
+                for index, item in enumerate(n.value):
+                    items.append(build(item, path + (index,)))
+                return items
+            return loader.construct_object(n, deep=True)
+
+        data = build(node, ())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise YamlSyntaxError(f"invalid YAML: {problem}", line) from None
+    except yaml.YAMLError as exc:  # pragma: no cover - other YAML errors carry no mark
+        raise YamlSyntaxError(f"invalid YAML: {exc}", None) from None
+    finally:
+        loader.dispose()
+    return data, smap, duplicates
