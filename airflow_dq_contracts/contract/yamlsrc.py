@@ -51,6 +51,23 @@ class _Builder(yaml.SafeLoader):
     pass
 
 
+_PLAIN_COLLECTION_TAGS = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
+
+
+def _refuse_foreign_tag(node: yaml.Node, loader: yaml.SafeLoader) -> None:
+    """Refuse explicit non-plain tags (``!!python/object:…``, ``!include``).
+
+    The node-by-node builder constructs mappings and sequences itself, so the safe loader never sees
+    their tags: without this, ``!!python/object:os.system {…}`` would silently load as a plain dict.
+    """
+    plain = _PLAIN_COLLECTION_TAGS.get(type(node))
+    allowed = node.tag == plain if plain else node.tag in loader.yaml_constructors
+    if not allowed:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"the tag {node.tag!r} is not allowed (contracts are plain YAML, read with a safe loader)",
+            node.start_mark)
+
+
 def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, str]]]:
     """Parse ``text`` with the safe loader.
 
@@ -66,6 +83,7 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, st
 
         def build(n: yaml.Node, path: Path) -> Any:
             smap.lines.setdefault(path, n.start_mark.line + 1)
+            _refuse_foreign_tag(n, loader)
             if isinstance(n, yaml.MappingNode):
                 loader.flatten_mapping(n)
                 result: dict[Any, Any] = {}
@@ -91,8 +109,14 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, st
         data = build(node, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        # An unclosed quote or bracket is only noticed at the end of the text, past the last line;
+        # the line where the construct started is the one the author has to fix.
+        if exc.context_mark is not None and (mark is None or mark.index >= len(text.rstrip())):
+            mark = exc.context_mark
         line = mark.line + 1 if mark is not None else None
         problem = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.problem and exc.context_mark is not None:
+            problem += f" ({exc.context} started at line {exc.context_mark.line + 1})"
         raise YamlSyntaxError(f"invalid YAML: {problem}", line) from None
     except yaml.YAMLError as exc:  # pragma: no cover - other YAML errors carry no mark
         raise YamlSyntaxError(f"invalid YAML: {exc}", None) from None
