@@ -134,3 +134,31 @@ def test_binary_file_is_a_located_error(tmp_path: Path) -> None:
     with pytest.raises(ContractValidationError) as info:
         load_contract(path)
     assert "not UTF-8" in str(info.value)
+
+
+def test_alias_bomb_is_refused_quickly_not_expanded() -> None:
+    levels = "".join(f"x-l{i}: &l{i} [" + ", ".join([f"*l{i - 1}" if i else "x"] * 10) + "]\n" for i in range(9))
+    with pytest.raises(ContractValidationError) as info:
+        load_contract("name: orders\n" + levels)
+    assert "expands to more than" in str(info.value)
+
+
+def test_deep_nesting_is_a_located_error_not_a_recursion_error() -> None:
+    with pytest.raises(ContractValidationError) as info:
+        load_contract("name: orders\nmetadata: {a: " + "[" * 3000 + "]" * 3000 + "}\n")
+    assert "nested too deeply" in str(info.value)
+
+
+def test_merge_keys_share_defaults_and_later_keys_override() -> None:
+    """`<<: *defaults` is plain YAML; overriding a merged key is not a duplicate key."""
+    contract = load_contract(
+        "name: orders\n"
+        "x-defaults: &d {type: missing, severity: P2}\n"
+        "columns:\n"
+        "  - name: email\n"
+        "    checks:\n"
+        "      - {<<: *d, name: few nulls, max: 10}\n"
+        "      - {<<: *d, name: no nulls, max: 0, severity: P0}\n"
+    )
+    assert [(c.name, c.type, c.severity) for c in contract.all_checks()] == [
+        ("few nulls", "missing", "P2"), ("no nulls", "missing", "P0")]

@@ -230,9 +230,13 @@ def check_type(level: str, name: str) -> CheckType | None:
 
 
 def is_number(value: Any) -> bool:
-    return isinstance(value, Number) and not isinstance(value, bool) and not (
-        isinstance(value, float) and (math.isnan(value) or math.isinf(value))
-    )
+    """A finite int or float (not a bool); an int too large for a float is not a usable bound."""
+    if not isinstance(value, Number) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def has_row_reading(check: Any) -> bool:

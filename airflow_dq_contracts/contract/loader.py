@@ -66,6 +66,7 @@ SCALAR_TYPES: dict[str, str] = {
 }
 COMPLEX_KINDS = {"list": "list", "array": "list", "map": "map", "struct": "struct"}
 _DECIMAL = re.compile(r"^(decimal|numeric)\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$", re.IGNORECASE)
+_HHMM = re.compile(r"^([01]?\d|2[0-3]):[0-5]\d(:[0-5]\d)?$")
 _SEMVER = re.compile(r"^\d+(\.\d+){0,2}([-+][0-9A-Za-z.-]+)?$")
 
 
@@ -252,6 +253,9 @@ def _dataset(ctx: _Ctx, raw: Any) -> Dataset:
     if raw is None:
         return Dataset()
     if isinstance(raw, str):
+        if not raw.strip():
+            ctx.add(path, "'dataset' must be a table name or {table: …} / {path: …, format: …}, got ''")
+            return Dataset()
         return Dataset(table=raw)
     data = ctx.mapping(raw, path, "'dataset'")
     if data is None:
@@ -290,7 +294,17 @@ def _sla(ctx: _Ctx, raw: Any) -> SLA:
         ctx.add(path + ("availability_target",), "'availability_target' is a fraction in [0, 1]")
     for key in ("timestamp_column", "delivery_deadline_utc", "support_contact", "escalation_policy"):
         value = data.get(key)
-        if value is not None:
+        if value is None:
+            continue
+        if key == "delivery_deadline_utc" and isinstance(value, int) and not isinstance(value, bool):
+            # YAML 1.1 reads an unquoted 18:30 as the base-60 number 1110.
+            ctx.add(path + (key,), f"'{key}' must be a quoted time like \"06:00\" (unquoted, YAML reads "
+                                   f"it as the number {value})")
+        elif key == "delivery_deadline_utc" and not (isinstance(value, str) and _HHMM.match(value)):
+            ctx.add(path + (key,), f"'{key}' must be a time of day HH:MM like \"06:00\", got {value!r}")
+        elif key in ("timestamp_column", "delivery_deadline_utc") and not (isinstance(value, str) and value):
+            ctx.add(path + (key,), f"'{key}' must be a non-empty string, got {value!r}")
+        else:
             values[key] = str(value)
     return SLA(**values)
 
@@ -334,7 +348,11 @@ def _column_type(ctx: _Ctx, raw: Any, path: Path) -> ColumnType | None:
             return ColumnType(COMPLEX_KINDS[lowered], raw=raw)
         match = _DECIMAL.match(text)
         if match:
-            return ColumnType("decimal", precision=int(match.group(2)), scale=int(match.group(3) or 0), raw=raw)
+            precision, scale = int(match.group(2)), int(match.group(3) or 0)
+            if not 1 <= precision <= 38 or scale > precision:
+                ctx.add(path, f"decimal precision must be in [1, 38] and scale in [0, precision], got {raw!r}")
+                return None
+            return ColumnType("decimal", precision=precision, scale=scale, raw=raw)
         known = list(SCALAR_TYPES) + list(COMPLEX_KINDS)
         ctx.add(path, f"unknown column type {raw!r}{_similar(lowered, known)}")
         return None
@@ -374,6 +392,9 @@ def _column_type(ctx: _Ctx, raw: Any, path: Path) -> ColumnType | None:
 
 
 def _column(ctx: _Ctx, raw: Any, path: Path, policy: dict) -> Column | None:
+    if raw is None:
+        ctx.add(path, "empty list item: a column must be a mapping with at least 'name'")
+        return None
     data = ctx.mapping(raw, path, "a column")
     if data is None:
         return None
@@ -531,6 +552,9 @@ def _param_value(ctx: _Ctx, param: registry.Param, value: Any, path: Path) -> An
 
 
 def _check(ctx: _Ctx, raw: Any, path: Path, column: str | None, policy: dict) -> Check | None:
+    if raw is None:
+        ctx.add(path, "empty list item: a check must be a mapping with 'name' and 'type'")
+        return None
     data = ctx.mapping(raw, path, "a check")
     if data is None:
         return None
@@ -614,6 +638,10 @@ def _cross_checks(ctx: _Ctx, contract: Contract) -> None:
     declared = {c.name for c in contract.columns}
     if not declared:
         return  # a checks-only contract: columns are looked up in the data at run time
+    for index, col in enumerate(contract.partitioned_by):
+        if col not in declared:
+            ctx.add(("metadata", "partitioned_by", index), f"column {col!r} is not declared in 'columns'"
+                                                           f"{_similar(col, declared)}")
     for index, check in enumerate(contract.checks):
         refs: list[tuple[str, str]] = []
         if check.type == "duplicates":

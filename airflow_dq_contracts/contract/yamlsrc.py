@@ -39,6 +39,10 @@ class SourceMap:
             probe = probe[:-1]
 
 
+# Far above any real contract; stops an alias "billion laughs" document from expanding without end.
+MAX_NODES = 200_000
+
+
 class YamlSyntaxError(ValueError):
     """The text is not YAML (or uses a non-safe construct); carries the line."""
 
@@ -81,30 +85,50 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, st
         if node is None:
             return None, smap, duplicates
 
+        own_keys: dict[int, set[int]] = {}  # mapping node → its key nodes written in place (not merged)
+        active: set[int] = set()  # collection nodes being built: an alias back into one is a cycle
+        built = [0]
+
         def build(n: yaml.Node, path: Path) -> Any:
             smap.lines.setdefault(path, n.start_mark.line + 1)
             _refuse_foreign_tag(n, loader)
-            if isinstance(n, yaml.MappingNode):
-                loader.flatten_mapping(n)
-                result: dict[Any, Any] = {}
-                for key_node, value_node in n.value:
-                    key = loader.construct_object(key_node, deep=True)
-                    if isinstance(key, (list, dict)):
-                        key = str(key)
-                    child = path + (key,)
-                    if key in result:
-                        smap.lines[child] = key_node.start_mark.line + 1
-                        duplicates.append((child, f"duplicate key {key!r}"))
-                        continue
-                    smap.lines[child] = key_node.start_mark.line + 1
-                    result[key] = build(value_node, child)
-                return result
-            if isinstance(n, yaml.SequenceNode):
-                items = []
-                for index, item in enumerate(n.value):
-                    items.append(build(item, path + (index,)))
-                return items
+            built[0] += 1
+            if built[0] > MAX_NODES:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the document expands to more than {MAX_NODES} values (aliases?)", n.start_mark)
+            if isinstance(n, (yaml.MappingNode, yaml.SequenceNode)):
+                if id(n) in active:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, "recursive alias: a value contains itself", n.start_mark)
+                active.add(id(n))
+                try:
+                    return build_mapping(n, path) if isinstance(n, yaml.MappingNode) else [
+                        build(item, path + (index,)) for index, item in enumerate(n.value)]
+                finally:
+                    active.discard(id(n))
             return loader.construct_object(n, deep=True)
+
+        def build_mapping(n: yaml.MappingNode, path: Path) -> dict[Any, Any]:
+            if id(n) not in own_keys:
+                own_keys[id(n)] = {id(k) for k, _ in n.value if k.tag != "tag:yaml.org,2002:merge"}
+                loader.flatten_mapping(n)
+            own = own_keys[id(n)]
+            result: dict[Any, Any] = {}
+            written: set[Any] = set()
+            for key_node, value_node in n.value:
+                key = loader.construct_object(key_node, deep=True)
+                if isinstance(key, (list, dict)):
+                    key = str(key)
+                child = path + (key,)
+                smap.lines[child] = key_node.start_mark.line + 1
+                if key in written and id(key_node) in own:
+                    duplicates.append((child, f"duplicate key {key!r}"))
+                    continue
+                # Otherwise a value merged in with '<<' is overridden by a later one (YAML merge keys).
+                result[key] = build(value_node, child)
+                if id(key_node) in own:
+                    written.add(key)
+            return result
 
         data = build(node, ())
     except yaml.MarkedYAMLError as exc:
@@ -118,6 +142,8 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, st
         if exc.context and exc.problem and exc.context_mark is not None:
             problem += f" ({exc.context} started at line {exc.context_mark.line + 1})"
         raise YamlSyntaxError(f"invalid YAML: {problem}", line) from None
+    except RecursionError:
+        raise YamlSyntaxError("invalid YAML: nested too deeply", None) from None
     except yaml.YAMLError as exc:  # pragma: no cover - other YAML errors carry no mark
         raise YamlSyntaxError(f"invalid YAML: {exc}", None) from None
     finally:
