@@ -1,0 +1,135 @@
+"""Package the Spark job for ``spark-submit``: a zip of this package (``--py-files``) plus a launcher.
+
+Plain Python (no pyspark, no Airflow), so the operator can build the bundle on the Airflow worker.
+
+The zip holds only the job's world — ``contract/``, ``engine/``, ``jobs/`` and the plain modules —
+never the Airflow-side modules (``operators/``, ``sensors/``, ``triggers/``, ``hooks/``,
+``version_compat.py``): a driver or executor on a cluster has no Airflow, and shipping code that
+could only fail there would hide a broken import graph. Python resolves ``airflow_dq_contracts``
+from the zip first (spark-submit puts ``--py-files`` in front of ``site-packages``), so what runs on
+the cluster is exactly what was shipped, whatever version the cluster nodes have installed.
+
+The launcher is a two-line script written *next to* the zip rather than the module file inside the
+package: a script's own folder becomes ``sys.path[0]``, and the package's ``jobs/`` folder must not
+shadow top-level modules for the driver.
+
+Both files are named by a hash of their content and written atomically, so concurrent tasks on one
+worker share them and a code change produces a new bundle instead of overwriting one in use.
+
+Example::
+
+    bundle = build_job_bundle()
+    # spark-submit --py-files {bundle.zip_path} {bundle.launcher_path} --contract-b64 ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+PACKAGE_NAME = "airflow_dq_contracts"
+CACHE_ENV = "DQ_CONTRACTS_JOB_CACHE"
+# Airflow-only parts of the package: never shipped to Spark.
+AIRFLOW_ONLY = frozenset({"operators", "sensors", "triggers", "hooks", "version_compat.py"})
+LAUNCHER_SOURCE = (
+    '"""spark-submit entry point of airflow-dq-contracts (generated; the code is in the --py-files zip)."""\n'
+    "import sys\n\n"
+    "from airflow_dq_contracts.jobs.run_contract import main\n\n"
+    'if __name__ == "__main__":\n'
+    "    sys.exit(main())\n"
+)
+# A fixed timestamp makes the zip bytes depend on the sources only (reproducible bundle hash).
+_ZIP_TIME = (2020, 1, 1, 0, 0, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class JobBundle:
+    """Where the packaged job lives: ``zip_path`` for ``--py-files``, ``launcher_path`` as the application."""
+
+    zip_path: Path
+    launcher_path: Path
+    digest: str
+
+
+def package_root() -> Path:
+    """The folder of the installed ``airflow_dq_contracts`` package."""
+    return Path(__file__).resolve().parent.parent
+
+
+def cache_dir() -> Path:
+    """``$DQ_CONTRACTS_JOB_CACHE``, else a per-user folder under the system temp dir."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured)
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"dq-contracts-job-{uid}"
+
+
+def _job_files(root: Path) -> list[tuple[Path, str]]:
+    """(file, archive name) of every shipped source file, sorted for a stable hash."""
+    files: list[tuple[Path, str]] = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if "__pycache__" in rel.parts or rel.parts[0] in AIRFLOW_ONLY:
+            continue
+        files.append((path, f"{PACKAGE_NAME}/{rel.as_posix()}"))
+    return files
+
+
+def build_zip_bytes(root: Path | None = None) -> bytes:
+    """The zip of the job's modules, byte-for-byte reproducible for the same sources.
+
+    >>> import zipfile, io
+    >>> names = zipfile.ZipFile(io.BytesIO(build_zip_bytes())).namelist()
+    >>> "airflow_dq_contracts/jobs/run_contract.py" in names
+    True
+    >>> any(n.startswith("airflow_dq_contracts/operators/") for n in names)
+    False
+    """
+    root = root or package_root()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path, name in _job_files(root):
+            info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, path.read_bytes())
+    return buffer.getvalue()
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    if target.exists() and target.read_bytes() == data:
+        return
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)  # atomic: a concurrent reader sees the old file or the new, never half
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def build_job_bundle(dest: Path | str | None = None) -> JobBundle:
+    """Write (or reuse) the job zip and its launcher in ``dest`` (default :func:`cache_dir`).
+
+    >>> b = build_job_bundle()
+    >>> b.zip_path.suffix, b.launcher_path.suffix
+    ('.zip', '.py')
+    """
+    folder = Path(dest) if dest is not None else cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    data = build_zip_bytes()
+    digest = hashlib.sha256(data + LAUNCHER_SOURCE.encode()).hexdigest()[:16]
+    zip_path = folder / f"{PACKAGE_NAME}-{digest}.zip"
+    launcher_path = folder / f"dq_contracts_job_{digest}.py"
+    _write_atomic(zip_path, data)
+    _write_atomic(launcher_path, LAUNCHER_SOURCE.encode())
+    return JobBundle(zip_path=zip_path, launcher_path=launcher_path, digest=digest)

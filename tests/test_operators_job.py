@@ -1,0 +1,152 @@
+"""The packaged spark-submit job: its bundle and its command line, without starting Spark.
+
+The real spark-submit runs of the job are in ``test_dags_examples.py`` (through the operator).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from airflow_dq_contracts.jobs import bundle as job_bundle
+from airflow_dq_contracts.jobs import run_contract as job
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "airflow_dq_contracts"
+CONTRACT = "name: t\ncolumns:\n  - name: a\n    type: long\n    checks:\n      - {name: n, type: missing, max: 0}\n"
+
+
+def test_zip_holds_the_job_world_and_nothing_of_airflow():
+    names = set(zipfile.ZipFile(io.BytesIO(job_bundle.build_zip_bytes())).namelist())
+    # Expected from the source tree itself, independently of the bundle code's filter.
+    expected = set()
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE)
+        if "__pycache__" in rel.parts:
+            continue
+        if rel.parts[0] in ("operators", "sensors", "triggers", "hooks") or rel.name == "version_compat.py":
+            continue
+        expected.add("airflow_dq_contracts/" + rel.as_posix())
+    assert names == expected
+    assert "airflow_dq_contracts/jobs/run_contract.py" in names
+    assert "airflow_dq_contracts/contract/loader.py" in names
+
+
+def test_zip_is_reproducible_and_named_by_content(tmp_path):
+    first = job_bundle.build_job_bundle(tmp_path / "a")
+    second = job_bundle.build_job_bundle(tmp_path / "b")
+    assert first.zip_path.read_bytes() == second.zip_path.read_bytes()
+    assert first.zip_path.name == second.zip_path.name
+    again = job_bundle.build_job_bundle(tmp_path / "a")  # reuse, not rewrite
+    assert again.zip_path == first.zip_path
+    assert first.launcher_path.parent == first.zip_path.parent
+
+
+def test_job_imports_from_the_zip_alone_without_airflow(tmp_path):
+    """What a cluster driver sees: the package comes from the zip, the job module imports neither
+    Airflow nor pyspark before it runs, and the Airflow-side modules are simply not there.
+
+    ``-S``: no site-packages, so this machine's editable install cannot stand in for the zip."""
+    bundle = job_bundle.build_job_bundle(tmp_path)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "import airflow_dq_contracts.jobs.run_contract as m;"
+        "assert m.__file__.startswith(sys.argv[1]), m.__file__;"
+        "assert not any(x == 'airflow' or x.startswith('airflow.') for x in sys.modules);"
+        "assert 'pyspark' not in sys.modules;"
+        "import importlib.util as u;"
+        "print(u.find_spec('airflow_dq_contracts.operators') is None)"
+    )
+    out = subprocess.run([sys.executable, "-S", "-c", code, str(bundle.zip_path)], capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
+
+
+def test_arguments_round_trip_through_the_job_parser():
+    weird_filter = "-1 < amount AND note = '--x=y'"
+    args = job.job_arguments(contract_b64=job.encode_contract(CONTRACT), contract_name="c.yaml",
+                             input_path="/data/orders", input_format="delta", filter=weird_filter,
+                             reference_time="2024-05-02T00:00:00Z", run_id="dq-1",
+                             results_table="/wh/r", quarantine_table="/wh/q", dag_id="d", task_id="t",
+                             airflow_run_id="manual__x", policy={"P1": "gate"})
+    parsed = job.build_parser().parse_args(args)
+    assert job.decode_contract(parsed.contract_b64) == CONTRACT
+    assert parsed.filter == weird_filter
+    assert parsed.input == "/data/orders" and parsed.table is None
+    assert json.loads(parsed.policy_json) == {"P1": "gate"}
+    assert (parsed.run_id, parsed.dag_id, parsed.task_id, parsed.airflow_run_id) == ("dq-1", "d", "t", "manual__x")
+    assert parsed.valid_table is None
+
+
+def _run_job(*args: str) -> subprocess.CompletedProcess:
+    code = ("import sys; from airflow_dq_contracts.jobs.run_contract import main; rc = main(sys.argv[1:]);"
+            "assert 'pyspark' not in sys.modules, 'pyspark imported before the contract was valid';"
+            "sys.exit(rc)")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+
+
+def test_invalid_contract_is_reported_with_its_location_and_no_spark():
+    bad = CONTRACT.replace("max: 0", "maxx: 0")
+    out = _run_job("--contract-b64=" + job.encode_contract(bad), "--contract-name=contracts/t.yaml",
+                   "--input=/nowhere")
+    assert out.returncode == job.EXIT_INVALID
+    marker = [job.parse_marker(line) for line in out.stdout.splitlines()]
+    marker = [m for m in marker if m]
+    assert len(marker) == 1 and marker[0][0] == job.ERROR_MARKER
+    payload = marker[0][1]
+    assert payload["kind"] == "invalid_contract"
+    assert payload["message"].startswith("contracts/t.yaml:6: columns[0].checks[0].maxx: unknown key 'maxx'")
+    assert "Traceback" not in out.stderr
+
+
+def test_garbage_contract_argument_is_a_clear_error():
+    out = _run_job("--contract-b64=###", "--input=/x")
+    assert out.returncode == job.EXIT_INVALID
+    kinds = [m[1]["kind"] for m in map(job.parse_marker, out.stdout.splitlines()) if m]
+    assert kinds == ["invalid_arguments"]
+    assert "not base64" in out.stdout
+    assert "Traceback" not in out.stderr
+
+
+def test_missing_contract_file_is_a_clear_error(tmp_path):
+    out = _run_job(f"--contract-file={tmp_path / 'absent.yaml'}", "--input=/x")
+    assert out.returncode == job.EXIT_INVALID
+    assert "neither readable on the driver nor shipped with --files" in out.stdout
+
+
+def test_usage_error_exits_2():
+    out = _run_job("--input=/x")  # no contract at all
+    assert out.returncode == job.EXIT_INVALID
+    assert "one of the arguments --contract-b64 --contract-file is required" in out.stderr
+
+
+@pytest.mark.parametrize("line,expected", [
+    ('DQ_CONTRACTS_DONE {"decision":"gate","checks":3}', ("DQ_CONTRACTS_DONE", {"decision": "gate", "checks": 3})),
+    ('  DQ_CONTRACTS_ERROR {"kind":"run_failed","message":"x"}\n',
+     ("DQ_CONTRACTS_ERROR", {"kind": "run_failed", "message": "x"})),
+    ("DQ_CONTRACTS_DONE not json", None),
+    ('DQ_CONTRACTS_DONE ["a list"]', None),
+    ("26/11/23 09:17:08 INFO SparkContext: Running Spark version 4.1.1", None),
+])
+def test_marker_parsing(line, expected):
+    assert job.parse_marker(line) == expected
+
+
+def test_error_text_drops_jvm_frames_and_is_capped():
+    exc = RuntimeError("[PATH_NOT_FOUND] Path does not exist: file:/x.\n\tat org.apache.Foo(Foo.scala:1)\n"
+                       "\tat org.apache.Bar(Bar.scala:2)\nCaused by: boom")
+    assert job.error_text(exc) == "RuntimeError: [PATH_NOT_FOUND] Path does not exist: file:/x.\nCaused by: boom"
+    long = job.error_text(ValueError("x" * 10_000))
+    assert len(long) < job.MAX_ERROR_CHARS + 100 and long.endswith("…(truncated)")
+
+
+def test_encoded_contract_is_plain_base64():
+    assert base64.b64decode(job.encode_contract("é")).decode() == "é"
