@@ -1,0 +1,97 @@
+"""The one place where Airflow import paths that differ between releases are resolved.
+
+Operators, sensors, triggers and hooks import Airflow names from here, never directly, so a new
+Airflow release means changing this file only. Supported: Airflow 3.x (``airflow.sdk``).
+
+* ``BaseOperator``, ``BaseSensorOperator``, ``PokeReturnValue``, ``Context``: ``airflow.sdk``.
+* ``BaseBranchOperator``: ``airflow.sdk`` from 3.2, ``airflow.providers.standard`` before.
+* Exceptions: ``airflow.sdk.exceptions`` where a release has them there, else ``airflow.exceptions``.
+* ``BaseTrigger``, ``TriggerEvent``: ``airflow.triggers.base`` (3.0, 3.1), ``airflow.sdk`` later.
+* :func:`default_deferrable`: ``[operators] default_deferrable`` read when an operator is built.
+
+Example::
+
+    from airflow_dq_contracts.version_compat import BaseSensorOperator, PokeReturnValue
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version as _dist_version
+
+from packaging.version import Version
+
+
+def _airflow_version() -> Version:
+    try:
+        return Version(Version(_dist_version("apache-airflow")).base_version)
+    except PackageNotFoundError:  # e.g. only apache-airflow-core installed
+        from airflow import __version__
+
+        return Version(Version(__version__).base_version)
+
+
+AIRFLOW_VERSION = _airflow_version()
+AIRFLOW_V_3_0_PLUS = AIRFLOW_VERSION >= Version("3.0.0")
+AIRFLOW_V_3_2_PLUS = AIRFLOW_VERSION >= Version("3.2.0")
+
+if not AIRFLOW_V_3_0_PLUS:  # pragma: no cover - guarded by the pinned dependency
+    raise ImportError(f"airflow-dq-contracts needs Airflow 3.x, found {AIRFLOW_VERSION}")
+
+from airflow.sdk import BaseOperator, BaseSensorOperator, Context, PokeReturnValue  # noqa: E402
+
+try:  # Airflow ≥ 3.2
+    from airflow.sdk import BaseBranchOperator  # type: ignore[attr-defined]  # noqa: E402
+except ImportError:
+    from airflow.providers.standard.operators.branch import BaseBranchOperator  # noqa: E402
+
+try:  # where a release moved the task exceptions to the SDK
+    from airflow.sdk.exceptions import (  # type: ignore[attr-defined]  # noqa: E402
+        AirflowException,
+        AirflowFailException,
+        AirflowSensorTimeout,
+        AirflowSkipException,
+    )
+except ImportError:
+    from airflow.exceptions import (  # noqa: E402
+        AirflowException,
+        AirflowFailException,
+        AirflowSensorTimeout,
+        AirflowSkipException,
+    )
+
+try:
+    from airflow.triggers.base import BaseTrigger, TriggerEvent  # noqa: E402
+except ImportError:  # pragma: no cover - future releases
+    from airflow.sdk import BaseTrigger, TriggerEvent  # type: ignore[attr-defined,no-redef]  # noqa: E402
+
+
+def default_deferrable() -> bool:
+    """``[operators] default_deferrable`` (False when unset), read now — not at import time.
+
+    >>> isinstance(default_deferrable(), bool)
+    True
+    """
+    try:
+        from airflow.sdk.configuration import conf  # type: ignore[import-not-found]
+    except ImportError:
+        from airflow.configuration import conf
+    return conf.getboolean("operators", "default_deferrable", fallback=False)
+
+
+__all__ = [
+    "AIRFLOW_V_3_0_PLUS",
+    "AIRFLOW_V_3_2_PLUS",
+    "AIRFLOW_VERSION",
+    "AirflowException",
+    "AirflowFailException",
+    "AirflowSensorTimeout",
+    "AirflowSkipException",
+    "BaseBranchOperator",
+    "BaseOperator",
+    "BaseSensorOperator",
+    "BaseTrigger",
+    "Context",
+    "PokeReturnValue",
+    "TriggerEvent",
+    "default_deferrable",
+]
