@@ -11,6 +11,11 @@
 
 A missing or NaN metric never passes a bounded validator (fail closed).
 
+The inequalities are evaluated on the numbers as written — each float read as its shortest decimal
+form (``repr``) — in exact decimal arithmetic. In binary floating point ``|3.4 − 3.5|`` is
+``0.10000000000000009``, so the spec's own ``equals: 3.5, tolerance: 0.1`` would reject 3.4, and
+``0.7 + 0.1`` is ``0.7999999999999999``, so ``max: 0.7, tolerance: 0.1`` would reject 0.8.
+
 >>> Validator("between", low=100, high=1000).passes(1000 + 1e-10)
 True
 >>> Validator("not_between", low=5, high=10).passes(10)
@@ -24,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from decimal import Decimal
 
 DEFAULT_TOLERANCE = 1e-9
 KINDS = ("min", "max", "between", "not_between", "equals", "noop", "all_conform")
@@ -45,6 +51,11 @@ def format_number(value: float | int | None) -> str:
         sign = "-" if exponent.startswith("-") else ""
         text = f"{mantissa}e{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
     return text
+
+
+def exact(value: float | int) -> Decimal:
+    """``value`` as the decimal it is written as: ``exact(0.1) == Decimal("0.1")``, not 0.1000000000000000055…."""
+    return Decimal(repr(float(value)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,20 +84,19 @@ class Validator:
             return failed_rows is not None and failed_rows == 0
         if metric is None:
             return False
-        actual = float(metric)
-        if math.isnan(actual):
+        if math.isnan(float(metric)):
             return False
-        tol = self.tolerance
+        actual, tol = exact(metric), exact(self.tolerance)
         if self.kind == "min":
-            return actual >= self.low - tol
+            return actual >= exact(self.low) - tol
         if self.kind == "max":
-            return actual <= self.high + tol
+            return actual <= exact(self.high) + tol
         if self.kind == "between":
-            return actual >= self.low - tol and actual <= self.high + tol
+            return exact(self.low) - tol <= actual <= exact(self.high) + tol
         if self.kind == "not_between":
-            return actual < self.low - tol or actual > self.high + tol
+            return actual < exact(self.low) - tol or actual > exact(self.high) + tol
         # equals
-        return abs(actual - self.low) <= tol
+        return abs(actual - exact(self.low)) <= tol
 
     @property
     def lower_bound(self) -> float | None:
@@ -105,6 +115,26 @@ class Validator:
         if self.kind == "equals":
             return self.low
         return None
+
+    @property
+    def lower_limit(self) -> float | None:
+        """``lower_bound − tolerance`` computed exactly: the smallest accepted value, for per-row predicates.
+
+        >>> Validator("min", low=0.3, tolerance=0.1).lower_limit
+        0.2
+        """
+        bound = self.lower_bound
+        return None if bound is None else float(exact(bound) - exact(self.tolerance))
+
+    @property
+    def upper_limit(self) -> float | None:
+        """``upper_bound + tolerance`` computed exactly: the largest accepted value, for per-row predicates.
+
+        >>> Validator("max", high=0.7, tolerance=0.1).upper_limit
+        0.8
+        """
+        bound = self.upper_bound
+        return None if bound is None else float(exact(bound) + exact(self.tolerance))
 
     def describe(self) -> str:
         """Human-readable condition, as stored in the results table's ``validator`` column.
