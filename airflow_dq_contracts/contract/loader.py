@@ -638,6 +638,10 @@ def _cross_checks(ctx: _Ctx, contract: Contract) -> None:
     declared = {c.name for c in contract.columns}
     if not declared:
         return  # a checks-only contract: columns are looked up in the data at run time
+    sla_column = contract.sla.timestamp_column
+    if sla_column is not None and sla_column not in declared:
+        ctx.add(("sla", "timestamp_column"), f"column {sla_column!r} is not declared in 'columns'"
+                                             f"{_similar(sla_column, declared)}")
     for index, col in enumerate(contract.partitioned_by):
         if col not in declared:
             ctx.add(("metadata", "partitioned_by", index), f"column {col!r} is not declared in 'columns'"
