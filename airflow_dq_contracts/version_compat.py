@@ -39,9 +39,9 @@ if not AIRFLOW_V_3_0_PLUS:  # pragma: no cover - guarded by the pinned dependenc
 
 from airflow.sdk import BaseOperator, BaseSensorOperator, Context, PokeReturnValue  # noqa: E402
 
-try:  # Airflow ≥ 3.2
+if AIRFLOW_V_3_2_PLUS:
     from airflow.sdk import BaseBranchOperator  # type: ignore[attr-defined]  # noqa: E402
-except ImportError:
+else:  # asking airflow.sdk for it before 3.2 goes through a deprecation shim
     from airflow.providers.standard.operators.branch import BaseBranchOperator  # noqa: E402
 
 try:  # where a release moved the task exceptions to the SDK
