@@ -1,0 +1,712 @@
+"""Delta sinks of an evaluation: the results table, the quarantine table and the valid-rows table.
+
+Spark side (imports no Airflow). Every sink is **idempotent per run id**: a write is one Delta
+commit that overwrites exactly the rows of its run (``replaceWhere "run_id = '…'"``) and adds the
+new ones, so an Airflow retry of the same run replaces its rows instead of adding a second copy,
+while other runs' rows are untouched. Readers never see a half-replaced run: the delete and the
+append are the same atomic commit.
+
+Concurrency: Delta uses optimistic concurrency. Two writers of *different* runs into the same
+table conflict (each one's ``replaceWhere`` read the whole table, and the other added files to
+it), and two writers creating a missing table race for version 0. Such conflicts are retried
+with jittered exponential backoff, up to ``max_attempts``; when they are exhausted a
+:class:`SinkError` names the table and the number of attempts.
+
+Targets are a path/URI (``/data/dq/results``, ``s3a://bucket/dq/results``) or a catalog table
+name (``dq.results``), see :func:`is_path`.
+
+Layouts:
+
+* **results** — exactly :data:`~airflow_dq_contracts.results.RESULT_COLUMNS` (DESIGN §5), created
+  on first use, partitioned by ``contract_name``: dashboards and history queries ask about one
+  contract ("the last 30 runs of orders"), so they read one directory; the number of contracts
+  is small, whereas partitioning by ``run_id`` would create one directory of tiny files per run.
+* **quarantine** — the input's columns, then ``_dq_run_id``, ``_dq_violations``
+  (``array<struct<check_id, check_name, check_type, severity, action: string>>``) and
+  ``_dq_quarantined_at`` (DESIGN §6). Appends across runs. Created by the first write,
+  unpartitioned unless ``partition_by`` is given.
+* **valid** — the input's columns plus ``_dq_run_id``: without the run id a retried run could
+  not find (and replace) the rows its previous attempt published, and would duplicate them.
+
+Schema evolution (quarantine, valid): a later run may bring an input column the table does not
+have yet; it is added to the table (Delta ``mergeSchema``, in the same commit) at the end of the
+schema, and older rows read it as NULL. A column missing from a later run's input is NULL in
+that run's rows. A column whose *type* changed cannot be merged by Delta: that write fails with
+a :class:`SinkError` naming the column and both types (cast the column, or give each dataset
+its own quarantine table).
+
+Example::
+
+    from airflow_dq_contracts.engine import sinks
+    sinks.write_results(spark, result.checks, "/data/dq/results", run_id=result.run_id)
+    bad, good = sinks.split_annotated(annotated_df)[::-1]
+    sinks.write_quarantine(spark, bad, "/data/dq/quarantine/orders", run_id=result.run_id)
+    sinks.write_valid(spark, good, "/data/silver/orders_valid", run_id=result.run_id)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import logging
+import os
+import random
+import time
+import uuid
+from typing import Any, Callable, Sequence, TypeVar
+
+from delta.tables import DeltaTable
+from py4j.protocol import Py4JError
+from pyspark.errors import PySparkException
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from airflow_dq_contracts.results import (
+    DECISION_GATE,
+    DECISION_QUARANTINE,
+    QUARANTINE_AT,
+    QUARANTINE_RUN_ID,
+    QUARANTINE_VIOLATIONS,
+    RESULT_COLUMNS,
+    VIOLATION_FIELDS,
+    CheckResult,
+    parse_time,
+    to_utc,
+    utcnow,
+)
+from airflow_dq_contracts.results_store import is_path
+
+__all__ = [
+    "RESULTS_PARTITION_COLUMNS",
+    "RESULTS_SCHEMA",
+    "SinkError",
+    "is_path",
+    "read_results",
+    "split_annotated",
+    "write_quarantine",
+    "write_results",
+    "write_valid",
+]
+
+log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+_SPARK_TYPES: dict[str, T.DataType] = {
+    "string": T.StringType(),
+    "double": T.DoubleType(),
+    "boolean": T.BooleanType(),
+    "bigint": T.LongType(),
+    "timestamp": T.TimestampType(),
+}
+
+#: The results table's Spark schema, built from the fixed ``RESULT_COLUMNS`` (order and types).
+RESULTS_SCHEMA = T.StructType([T.StructField(name, _SPARK_TYPES[kind], True) for name, kind in RESULT_COLUMNS])
+#: Partitioning of the results table (see the module docstring for why).
+RESULTS_PARTITION_COLUMNS: tuple[str, ...] = ("contract_name",)
+
+#: Violation actions that send a row to quarantine; ``flag`` rows stay valid.
+QUARANTINING_ACTIONS: tuple[str, ...] = (DECISION_QUARANTINE, DECISION_GATE)
+
+VIOLATION_TYPE = T.ArrayType(T.StructType([T.StructField(f, T.StringType(), True) for f in VIOLATION_FIELDS]), True)
+
+# Backoff between conflicting commits: 0.2 s, 0.4 s, 0.8 s … capped at 5 s, each drawn uniformly
+# from [half, full] so that writers which collided once do not collide again in lockstep.
+RETRY_BASE_SECONDS = 0.2
+RETRY_MAX_SECONDS = 5.0
+
+# Delta's commit-conflict errors. The Python classes exist only when the ``delta`` package has
+# patched PySpark's error conversion, so the error classes / Java names in the message are
+# matched too (e.g. inside spark-submit on a cluster).
+_CONFLICT_MARKERS = (
+    "DELTA_CONCURRENT_",
+    "DELTA_PROTOCOL_CHANGED",
+    "DELTA_METADATA_CHANGED",
+    "DeltaConcurrentModificationException",
+    "ConcurrentAppendException",
+    "ConcurrentDeleteReadException",
+    "ConcurrentDeleteDeleteException",
+    "ConcurrentTransactionException",
+    "ConcurrentWriteException",
+    "MetadataChangedException",
+    "ProtocolChangedException",
+    # Two writers creating the same catalog table: the loser sees it exist on the next attempt.
+    "TABLE_OR_VIEW_ALREADY_EXISTS",
+    "TableAlreadyExistsException",
+)
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+class SinkError(RuntimeError):
+    """A Delta sink could not be written or read; the message names the table and the reason.
+
+    ``target`` is the table as given, ``attempts`` how many commits were tried (0 when the
+    failure came before any commit).
+
+    Example::
+
+        try:
+            write_results(spark, checks, "/data/dq/results", run_id=run_id)
+        except SinkError as exc:
+            print(exc)   # results table '/data/dq/results': gave up after 8 attempts …
+    """
+
+    def __init__(self, message: str, *, target: str | None = None, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.target = target
+        self.attempts = attempts
+
+
+# --------------------------------------------------------------------------------------------
+# Targets
+
+
+@dataclasses.dataclass(frozen=True)
+class _Target:
+    """A resolved sink target: exactly one of ``path`` / ``name`` is set."""
+
+    text: str
+    kind: str  # "results" | "quarantine" | "valid", for messages
+    path: str | None = None
+    name: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind} table {self.text!r}"
+
+    def delta_table(self, spark: SparkSession) -> DeltaTable:
+        if self.path is not None:
+            return DeltaTable.forPath(spark, self.path)
+        return DeltaTable.forName(spark, self.name)
+
+    def read(self, spark: SparkSession) -> DataFrame:
+        if self.path is not None:
+            return spark.read.format("delta").load(self.path)
+        return spark.read.table(self.name)
+
+    def exists(self, spark: SparkSession) -> bool:
+        """True for an existing Delta table; SinkError if something else is in the way."""
+        if self.path is not None:
+            if DeltaTable.isDeltaTable(spark, self.path):
+                return True
+            if _path_has_content(spark, self.path):
+                # Writing a Delta log over a folder of other files would silently bury them.
+                raise SinkError(f"{self}: {self.path} exists but is not a Delta table", target=self.text)
+            return False
+        if not spark.catalog.tableExists(self.name):
+            return False
+        try:
+            DeltaTable.forName(spark, self.name)
+        except PySparkException as exc:
+            raise SinkError(f"{self}: the catalog table exists but is not a Delta table", target=self.text) from exc
+        return True
+
+
+def _resolve(target: str, kind: str) -> _Target:
+    if not isinstance(target, str) or not target.strip():
+        raise SinkError(f"{kind} table: expected a path or a table name, got {target!r}", target=str(target))
+    text = target.strip()
+    if is_path(text):
+        return _Target(text=text, kind=kind, path=os.path.expanduser(text) if text.startswith("~") else text)
+    return _Target(text=text, kind=kind, name=text)
+
+
+def _path_has_content(spark: SparkSession, path: str) -> bool:
+    """Whether anything exists at ``path`` (any Hadoop filesystem: local, s3a, abfss, hdfs)."""
+    try:
+        jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+        hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+        fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
+        if not fs.exists(hadoop_path):
+            return False
+        if fs.getFileStatus(hadoop_path).isFile():
+            return True
+        return len(fs.listStatus(hadoop_path)) > 0
+    except (Py4JError, AttributeError):
+        # No JVM gateway (e.g. Spark Connect): let Delta decide on write.
+        return False
+
+
+def _quote(name: str) -> str:
+    """A column name as a Spark SQL identifier (dots, spaces and backticks included)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def spark_sql_string(value: str) -> str:
+    """A single-quoted Spark SQL string literal (backslash escapes, Spark's default parser).
+
+    >>> spark_sql_string("it's a \\\\ test")
+    "'it\\\\'s a \\\\\\\\ test'"
+    """
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _check_run_id(run_id: Any, target: str) -> str:
+    if not isinstance(run_id, str) or not run_id:
+        raise SinkError(f"{target}: run_id must be a non-empty string, got {run_id!r}", target=target)
+    return run_id
+
+
+def _check_attempts(max_attempts: Any) -> int:
+    if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
+    return max_attempts
+
+
+# --------------------------------------------------------------------------------------------
+# Retries
+
+
+def _first_line(exc: BaseException, limit: int = 400) -> str:
+    text = str(exc).strip().splitlines()
+    line = text[0] if text else type(exc).__name__
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Delta commit conflict (worth retrying), by class or by error text.
+
+    Example::
+
+        try:
+            df.write.format("delta").mode("append").save(path)
+        except Exception as exc:
+            retry = is_conflict(exc)
+    """
+    try:
+        import delta.exceptions as delta_exc
+
+        conflict_types: tuple[type, ...] = (
+            delta_exc.DeltaConcurrentModificationException,
+            delta_exc.ConcurrentWriteException,
+            delta_exc.MetadataChangedException,
+            delta_exc.ProtocolChangedException,
+            delta_exc.ConcurrentAppendException,
+            delta_exc.ConcurrentDeleteReadException,
+            delta_exc.ConcurrentDeleteDeleteException,
+            delta_exc.ConcurrentTransactionException,
+        )
+        if isinstance(exc, conflict_types):
+            return True
+    except ImportError:  # pragma: no cover - delta-spark is a dependency
+        pass
+    text = str(exc)[:4000]
+    return any(marker in text for marker in _CONFLICT_MARKERS)
+
+
+def _with_retries(action: Callable[[int], _T], target: _Target, max_attempts: int) -> _T:
+    """Run ``action(attempt)`` until it commits; retry Delta conflicts with jittered backoff."""
+    last: BaseException | None = None
+    for attempt in range(1, max_attempts + 1):
+        try:
+            return action(attempt)
+        except SinkError:
+            raise
+        except (PySparkException, Py4JError) as exc:
+            if not is_conflict(exc):
+                raise SinkError(f"{target}: write failed: {_first_line(exc)}", target=target.text, attempts=attempt) from exc
+            last = exc
+            if attempt == max_attempts:
+                break
+            delay = min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2 ** (attempt - 1))
+            delay = random.uniform(delay / 2, delay)
+            log.warning(
+                "%s: concurrent commit conflict on attempt %d/%d, retrying in %.2fs: %s",
+                target, attempt, max_attempts, delay, _first_line(exc, 200),
+            )
+            time.sleep(delay)
+    assert last is not None
+    raise SinkError(
+        f"{target}: gave up after {max_attempts} attempt{'s' if max_attempts != 1 else ''}: "
+        f"concurrent Delta commits kept conflicting with this write (last error: {_first_line(last)}); "
+        "retry the task, or raise max_attempts",
+        target=target.text,
+        attempts=max_attempts,
+    ) from last
+
+
+def _commit_token(kind: str, run_id: str) -> str:
+    """A unique ``userMetadata`` for one write, so its commit can be found in the history."""
+    return json.dumps({"writer": "airflow-dq-contracts", "table": kind, "run_id": run_id, "write": uuid.uuid4().hex})
+
+
+def _replace_run_rows(
+    df: DataFrame,
+    target: _Target,
+    *,
+    run_column: str,
+    run_id: str,
+    token: str,
+    merge_schema: bool,
+    partition_by: Sequence[str] = (),
+) -> None:
+    """One commit: delete the rows of ``run_id``, add ``df`` (creating the table if missing).
+
+    ``run_column`` is one of our fixed, plain column names, so it needs no quoting (and the
+    predicate reads naturally in the table history).
+    """
+    writer = (
+        df.write.format("delta")
+        .mode("overwrite")
+        .option("replaceWhere", f"{run_column} = {spark_sql_string(run_id)}")
+        .option("userMetadata", token)
+    )
+    if merge_schema:
+        writer = writer.option("mergeSchema", "true")
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    if target.path is not None:
+        writer.save(target.path)
+    else:
+        writer.saveAsTable(target.name)
+
+
+def _rows_committed(spark: SparkSession, target: _Target, token: str) -> int | None:
+    """``numOutputRows`` of the commit tagged ``token`` (None if metrics are unavailable)."""
+    table = target.delta_table(spark)
+    # Our commit is normally the newest or nearly; only under heavy concurrency look further back.
+    # (history() reads the commit files eagerly, hence the bounded first look.)
+    for limit in (25, None):
+        history = table.history(limit) if limit is not None else table.history()
+        rows = history.where(F.col("userMetadata") == F.lit(token)).select("operationMetrics").limit(1).collect()
+        if rows:
+            metrics = rows[0]["operationMetrics"] or {}
+            value = metrics.get("numOutputRows")
+            return int(value) if value is not None else None
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Results table
+
+
+def _result_row(record: CheckResult) -> tuple[Any, ...]:
+    values: list[Any] = []
+    for name, kind in RESULT_COLUMNS:
+        value = getattr(record, name)
+        if value is not None:
+            if kind == "string":
+                value = str(value)
+            elif kind == "double":
+                value = float(value)
+            elif kind == "bigint":
+                value = int(value)
+            elif kind == "boolean":
+                value = bool(value)
+            elif kind == "timestamp":
+                # Aware datetimes convert to the right instant whatever the JVM/Python time zone.
+                value = parse_time(value) if isinstance(value, str) else to_utc(value)
+        values.append(value)
+    return tuple(values)
+
+
+def _schema_differences(actual: T.StructType) -> list[str]:
+    expected = [(name, kind) for name, kind in RESULT_COLUMNS]
+    found = [(f.name, f.dataType.simpleString()) for f in actual.fields]
+    if found == expected:
+        return []
+    problems = []
+    found_map = dict(found)
+    for name, kind in expected:
+        if name not in found_map:
+            problems.append(f"missing column {name} {kind}")
+        elif found_map[name] != kind:
+            problems.append(f"column {name} is {found_map[name]}, expected {kind}")
+    expected_names = {name for name, _ in expected}
+    problems += [f"unexpected column {name} {kind}" for name, kind in found if name not in expected_names]
+    if not problems:
+        problems.append("columns are in a different order than " + ", ".join(n for n, _ in expected))
+    return problems
+
+
+def _ensure_results_table(spark: SparkSession, target: _Target) -> None:
+    if target.exists(spark):
+        problems = _schema_differences(target.read(spark).schema)
+        if problems:
+            raise SinkError(
+                f"{target} exists with a different schema than the fixed results schema: " + "; ".join(problems),
+                target=target.text,
+            )
+        return
+    # Created explicitly (not by the first write) so the table has the fixed schema and its
+    # partitioning even when the first run has no checks at all.
+    builder = DeltaTable.createIfNotExists(spark)
+    builder = builder.location(target.path) if target.path is not None else builder.tableName(target.name)
+    builder.addColumns(RESULTS_SCHEMA).partitionedBy(*RESULTS_PARTITION_COLUMNS).comment(
+        "airflow-dq-contracts check results: one row per check per run"
+    ).execute()
+
+
+def write_results(
+    spark: SparkSession,
+    records: Sequence[CheckResult],
+    target: str,
+    *,
+    run_id: str,
+    max_attempts: int = 8,
+) -> int:
+    """Write one run's check results to the Delta results table; returns the rows written.
+
+    The table is created on first use with the fixed schema of ``RESULT_COLUMNS``, partitioned
+    by ``contract_name``. The rows of ``run_id`` already in the table (an earlier attempt of the
+    same run) are replaced in the same commit — an empty ``records`` just removes them. Every
+    record must carry ``run_id``. Commit conflicts with concurrent writers are retried up to
+    ``max_attempts`` times, then :class:`SinkError`.
+
+    Example::
+
+        n = write_results(spark, result.checks, "/data/dq/results", run_id=result.run_id)
+    """
+    resolved = _resolve(target, "results")
+    _check_run_id(run_id, str(resolved))
+    _check_attempts(max_attempts)
+    records = list(records)
+    for record in records:
+        if not isinstance(record, CheckResult):
+            raise SinkError(f"{resolved}: expected CheckResult records, got {type(record).__name__}", target=target)
+        if record.run_id != run_id:
+            raise SinkError(
+                f"{resolved}: record {record.check_id!r} has run_id {record.run_id!r}, "
+                f"but this write replaces run {run_id!r}",
+                target=target,
+            )
+    df = spark.createDataFrame([_result_row(r) for r in records], schema=RESULTS_SCHEMA)
+    token = _commit_token("results", run_id)
+
+    def attempt(_: int) -> None:
+        _ensure_results_table(spark, resolved)
+        _replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=False)
+
+    _with_retries(attempt, resolved, max_attempts)
+    log.info("%s: wrote %d check results of run %s", resolved, len(records), run_id)
+    return len(records)
+
+
+def read_results(spark: SparkSession, target: str, run_id: str | None = None) -> list[CheckResult]:
+    """Check results from the Delta results table (one run, or all), ordered by run, contract, check.
+
+    Example::
+
+        checks = read_results(spark, "/data/dq/results", run_id="dq-3f2a…")
+    """
+    resolved = _resolve(target, "results")
+    if not resolved.exists(spark):
+        raise SinkError(f"{resolved} does not exist", target=target)
+    df = resolved.read(spark)
+    problems = _schema_differences(df.schema)
+    missing = [p for p in problems if p.startswith("missing")]
+    if missing:
+        raise SinkError(f"{resolved} is not a results table: " + "; ".join(missing), target=target)
+    if run_id is not None:
+        df = df.where(F.col("run_id") == F.lit(run_id))
+    # Timestamps travel as epoch microseconds: collect() would turn them into naive datetimes
+    # in the Python process's local zone.
+    columns = [F.col(_quote(name)) for name, _ in RESULT_COLUMNS if name != "evaluated_at"]
+    rows = df.select(*columns, F.unix_micros("evaluated_at").alias("_evaluated_at_us")).collect()
+    records = []
+    for row in rows:
+        data = row.asDict()
+        micros = data.pop("_evaluated_at_us")
+        data["evaluated_at"] = None if micros is None else _EPOCH + dt.timedelta(microseconds=micros)
+        records.append(CheckResult.from_dict(data))
+    records.sort(key=lambda r: (r.run_id or "", r.contract_name or "", r.check_id or ""))
+    return records
+
+
+# --------------------------------------------------------------------------------------------
+# Quarantine and valid rows
+
+
+def _violations_field(df: DataFrame, where: str) -> T.StructType:
+    if QUARANTINE_VIOLATIONS not in df.columns:
+        raise SinkError(f"{where}: the DataFrame has no {QUARANTINE_VIOLATIONS} column")
+    data_type = df.schema[QUARANTINE_VIOLATIONS].dataType
+    if not isinstance(data_type, T.ArrayType) or not isinstance(data_type.elementType, T.StructType):
+        raise SinkError(
+            f"{where}: {QUARANTINE_VIOLATIONS} must be array<struct<{', '.join(VIOLATION_FIELDS)}>>, "
+            f"got {data_type.simpleString()}",
+        )
+    element = data_type.elementType
+    missing = [f for f in VIOLATION_FIELDS if f not in element.names]
+    if missing:
+        raise SinkError(f"{where}: {QUARANTINE_VIOLATIONS} elements lack field(s) {', '.join(missing)}")
+    return element
+
+
+def _quarantining(violations: Column) -> Column:
+    """True when a row has at least one violation whose action quarantines it (null → False)."""
+    hit = F.exists(violations, lambda v: F.lower(F.trim(v["action"])).isin(*QUARANTINING_ACTIONS))
+    # exists() is NULL for a NULL array and for "no match but some action NULL": both are valid.
+    return F.coalesce(hit, F.lit(False))
+
+
+def split_annotated(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Split an annotated DataFrame into ``(valid, quarantined)``.
+
+    ``df`` holds the input columns plus ``_dq_violations`` (an empty array or NULL means no
+    violation). A row is quarantined when at least one of its violations has action
+    ``quarantine`` or ``gate``; every other row — including rows with only ``flag``
+    violations — is valid. ``valid`` has the input columns; ``quarantined`` keeps
+    ``_dq_violations`` too, listing *all* the row's violations. Each input row lands on exactly
+    one side (the two filters are complements), provided ``df`` yields the same rows each time
+    it is computed — pin the source version or ``persist()`` a non-deterministic input.
+
+    Example::
+
+        valid, quarantined = split_annotated(annotated)
+        assert valid.count() + quarantined.count() == annotated.count()
+    """
+    _violations_field(df, "split_annotated")
+    flag = _quarantining(F.col(QUARANTINE_VIOLATIONS))
+    quarantined = df.where(flag)
+    valid = df.where(~flag).drop(QUARANTINE_VIOLATIONS)
+    return valid, quarantined
+
+
+def _reject_reserved(df: DataFrame, target: _Target, reserved: Sequence[str]) -> None:
+    lowered = {c.lower() for c in df.columns}
+    clashes = [name for name in reserved if name.lower() in lowered]
+    if clashes:
+        raise SinkError(
+            f"{target}: the input already has column(s) {', '.join(clashes)}, which the sink adds "
+            "itself; rename them before writing",
+            target=target.text,
+        )
+
+
+def _type_conflicts(existing: T.StructType, incoming: T.StructType) -> list[str]:
+    by_name = {f.name.lower(): f for f in existing.fields}
+    conflicts = []
+    for field in incoming.fields:
+        old = by_name.get(field.name.lower())
+        if old is not None and old.dataType.simpleString() != field.dataType.simpleString():
+            conflicts.append(
+                f"column {field.name} is {old.dataType.simpleString()} in the table but "
+                f"{field.dataType.simpleString()} in this run"
+            )
+    return conflicts
+
+
+def _write_run_rows(
+    spark: SparkSession,
+    out: DataFrame,
+    resolved: _Target,
+    *,
+    run_id: str,
+    max_attempts: int,
+    partition_by: Sequence[str] | None,
+) -> int:
+    """Replace the rows of ``run_id`` in a quarantine/valid table by ``out``; rows written."""
+    token = _commit_token(resolved.kind, run_id)
+
+    def attempt(_: int) -> None:
+        exists = resolved.exists(spark)
+        try:
+            _replace_run_rows(
+                out,
+                resolved,
+                run_column=QUARANTINE_RUN_ID,
+                run_id=run_id,
+                token=token,
+                merge_schema=True,
+                partition_by=() if exists else tuple(partition_by or ()),
+            )
+        except PySparkException as exc:
+            if "DELTA_FAILED_TO_MERGE_FIELDS" not in str(exc) or not exists:
+                raise
+            conflicts = _type_conflicts(resolved.read(spark).schema, out.schema)
+            raise SinkError(
+                f"{resolved}: this run's columns cannot be merged into the table's schema: "
+                + ("; ".join(conflicts) or _first_line(exc))
+                + " (cast the column, or use a separate table for this dataset)",
+                target=resolved.text,
+            ) from exc
+
+    _with_retries(attempt, resolved, max_attempts)
+    rows = _rows_committed(spark, resolved, token)
+    if rows is None:
+        # Commit metrics disabled (spark.databricks.delta.history.metricsEnabled=false): count.
+        rows = resolved.read(spark).where(F.col(QUARANTINE_RUN_ID) == F.lit(run_id)).count()
+    log.info("%s: wrote %d rows of run %s", resolved, rows, run_id)
+    return rows
+
+
+def write_quarantine(
+    spark: SparkSession,
+    quarantined_df: DataFrame,
+    target: str,
+    *,
+    run_id: str,
+    quarantined_at: dt.datetime | str | None = None,
+    max_attempts: int = 8,
+    partition_by: Sequence[str] | None = None,
+) -> int:
+    """Write the quarantined rows of one run to the Delta quarantine table; returns rows written.
+
+    ``quarantined_df`` is the quarantined side of :func:`split_annotated` (input columns plus
+    ``_dq_violations``). The table gets the input's columns, then ``_dq_run_id``,
+    ``_dq_violations`` (normalised to the fixed struct of five strings) and
+    ``_dq_quarantined_at`` (``quarantined_at``, default now; naive means UTC). Rows of other runs
+    stay; the rows of ``run_id`` from an earlier attempt are replaced in the same commit — also
+    when this run quarantines nothing. New input columns are added to the table (see the module
+    docstring). The count comes from the Delta commit's metrics, not from a second scan.
+
+    Example::
+
+        valid, quarantined = split_annotated(annotated)
+        n = write_quarantine(spark, quarantined, "/data/dq/quarantine/orders", run_id=run_id)
+    """
+    resolved = _resolve(target, "quarantine")
+    _check_run_id(run_id, str(resolved))
+    _check_attempts(max_attempts)
+    _violations_field(quarantined_df, str(resolved))
+    _reject_reserved(quarantined_df, resolved, (QUARANTINE_RUN_ID, QUARANTINE_AT))
+    stamp = parse_time(quarantined_at) if quarantined_at is not None else utcnow()
+    micros = (stamp - _EPOCH) // dt.timedelta(microseconds=1)
+    violations = F.transform(
+        F.col(QUARANTINE_VIOLATIONS),
+        lambda v: F.struct(*[v[name].cast("string").alias(name) for name in VIOLATION_FIELDS]),
+    )
+    input_columns = [F.col(_quote(c)) for c in quarantined_df.columns if c != QUARANTINE_VIOLATIONS]
+    out = quarantined_df.select(
+        *input_columns,
+        F.lit(run_id).alias(QUARANTINE_RUN_ID),
+        violations.alias(QUARANTINE_VIOLATIONS),
+        F.timestamp_micros(F.lit(micros)).alias(QUARANTINE_AT),
+    )
+    return _write_run_rows(spark, out, resolved, run_id=run_id, max_attempts=max_attempts, partition_by=partition_by)
+
+
+def write_valid(
+    spark: SparkSession,
+    valid_df: DataFrame,
+    target: str,
+    *,
+    run_id: str,
+    max_attempts: int = 8,
+    partition_by: Sequence[str] | None = None,
+) -> int:
+    """Write the valid rows of one run to a Delta table; returns rows written.
+
+    The table carries the input's columns plus ``_dq_run_id``: that column is what lets a
+    retried run replace the rows its earlier attempt published instead of adding them twice
+    (the same one-commit ``replaceWhere`` as the other sinks). A ``_dq_violations`` column, if
+    present (flag-only rows), is dropped: the valid table is the publishable data.
+    ``partition_by`` applies when the table is created.
+
+    Example::
+
+        valid, quarantined = split_annotated(annotated)
+        n = write_valid(spark, valid, "/data/silver/orders_valid", run_id=run_id,
+                        partition_by=["order_date"])
+    """
+    resolved = _resolve(target, "valid")
+    _check_run_id(run_id, str(resolved))
+    _check_attempts(max_attempts)
+    if QUARANTINE_VIOLATIONS in valid_df.columns:
+        valid_df = valid_df.drop(QUARANTINE_VIOLATIONS)
+    _reject_reserved(valid_df, resolved, (QUARANTINE_RUN_ID,))
+    out = valid_df.select(*[F.col(_quote(c)) for c in valid_df.columns], F.lit(run_id).alias(QUARANTINE_RUN_ID))
+    return _write_run_rows(spark, out, resolved, run_id=run_id, max_attempts=max_attempts, partition_by=partition_by)

@@ -1,0 +1,130 @@
+"""Read a run's check results and quarantine count back from Delta, without Spark (delta-rs).
+
+Plain Python plus ``deltalake``: the Airflow operator imports this module to read what the Spark
+job wrote, so it must not import ``pyspark`` (not even transitively) and must not start a JVM.
+``deltalake`` and ``pyarrow`` are imported lazily, inside the functions, so that merely importing
+this module (for :func:`is_path`) costs nothing.
+
+delta-rs addresses tables by path or URI only; a catalog table name (``dq.results``) cannot be
+resolved here — read those with :func:`airflow_dq_contracts.engine.sinks.read_results`.
+
+Example::
+
+    >>> from airflow_dq_contracts.results_store import is_path
+    >>> is_path("/data/dq/results"), is_path("s3://bucket/dq/results"), is_path("dq.results")
+    (True, True, False)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from airflow_dq_contracts.results import QUARANTINE_RUN_ID, RESULT_COLUMNS, CheckResult
+
+__all__ = ["ResultsStoreError", "is_path", "read_results", "read_quarantine_count", "sql_string"]
+
+
+class ResultsStoreError(Exception):
+    """A results or quarantine table cannot be read: missing, not Delta, wrong schema, a name."""
+
+
+def is_path(target: str) -> bool:
+    """True when ``target`` is a filesystem path or URI, False for a catalog table name.
+
+    A target containing ``/``, ``\\`` or ``://``, or starting with ``.`` or ``~``, is a path;
+    anything else (``results``, ``dq.results``, ``main.dq.results``) is a table name.
+
+    >>> [is_path(t) for t in ("/tmp/r", "./r", "~/r", "C:\\\\r", "s3a://b/r", "dq.results")]
+    [True, True, True, True, True, False]
+    """
+    text = target.strip()
+    return "/" in text or "\\" in text or "://" in text or text.startswith((".", "~"))
+
+
+def sql_string(value: str) -> str:
+    """A single-quoted SQL string literal for DataFusion (standard SQL: quotes are doubled).
+
+    >>> sql_string("it's")
+    "'it''s'"
+    """
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _open(path: str, what: str, storage_options: Mapping[str, str] | None) -> Any:
+    if not isinstance(path, str) or not path.strip():
+        raise ResultsStoreError(f"{what} table: expected a path or URI, got {path!r}")
+    if not is_path(path):
+        raise ResultsStoreError(
+            f"{what} table {path!r} looks like a catalog table name; delta-rs reads Delta tables "
+            "by path or URI only (e.g. /data/dq/results or s3://bucket/dq/results)"
+        )
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError, TableNotFoundError
+
+    location = os.path.expanduser(path.strip())
+    try:
+        return DeltaTable(location, storage_options=dict(storage_options or {}))
+    except TableNotFoundError as exc:
+        raise ResultsStoreError(
+            f"{what} table {location!r} does not exist (no Delta transaction log there): "
+            "nothing has been written to it yet, or the path is wrong"
+        ) from exc
+    except (DeltaError, OSError) as exc:
+        raise ResultsStoreError(f"{what} table {location!r} cannot be opened: {exc}") from exc
+
+
+def _scan(table: Any, location: str, what: str, columns: list[str], predicate: str) -> Any:
+    """The matching rows as a ``pyarrow.Table``."""
+    import pyarrow as pa
+    from deltalake.exceptions import DeltaError
+
+    present = set(table.schema().to_arrow().names)
+    missing = [c for c in columns if c not in present]
+    if missing:
+        raise ResultsStoreError(
+            f"{what} table {location!r} is not an airflow-dq-contracts {what} table: "
+            f"missing column(s) {', '.join(missing)}"
+        )
+    try:
+        # scan() runs in delta-rs's own engine, which honours deletion vectors and column
+        # mapping (a plain pyarrow dataset over the files would silently ignore both).
+        reader = table.scan(columns=columns, predicate=predicate)
+        return pa.RecordBatchReader.from_stream(reader).read_all()
+    except (DeltaError, OSError) as exc:
+        raise ResultsStoreError(f"{what} table {location!r} cannot be read: {exc}") from exc
+
+
+def read_results(
+    path: str, run_id: str, *, storage_options: Mapping[str, str] | None = None
+) -> list[CheckResult]:
+    """The check results of one run, read from the Delta results table at ``path`` with delta-rs.
+
+    Ordered by ``contract_name`` then ``check_id`` (Delta keeps no row order). An unknown
+    ``run_id`` gives an empty list; a missing table raises :class:`ResultsStoreError`.
+
+    Example::
+
+        checks = read_results("/data/dq/results", run_id="dq-3f2a…")
+        failed = [c.check_id for c in checks if not c.passed]
+    """
+    table = _open(path, "results", storage_options)
+    names = [name for name, _ in RESULT_COLUMNS]
+    rows = _scan(table, path, "results", names, f"run_id = {sql_string(run_id)}").to_pylist()
+    records = [CheckResult.from_dict(row) for row in rows]
+    records.sort(key=lambda r: (r.contract_name or "", r.check_id or ""))
+    return records
+
+
+def read_quarantine_count(
+    path: str, run_id: str, *, storage_options: Mapping[str, str] | None = None
+) -> int:
+    """How many rows run ``run_id`` set aside in the Delta quarantine table at ``path``.
+
+    Example::
+
+        n = read_quarantine_count("/data/dq/quarantine/orders", run_id="dq-3f2a…")
+    """
+    table = _open(path, "quarantine", storage_options)
+    predicate = f"{QUARANTINE_RUN_ID} = {sql_string(run_id)}"
+    return int(_scan(table, path, "quarantine", [QUARANTINE_RUN_ID], predicate).num_rows)
