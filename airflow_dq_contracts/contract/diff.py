@@ -51,8 +51,8 @@ Example::
     >>> new = load_contract("name: t\\nversion: 1.1.0\\ncolumns:\\n  - {name: a, type: long}\\n")
     >>> for change in diff_contracts(old, new):
     ...     print(change.kind, change.category, change.column)
-    breaking column_removed b
     compatible column_widened a
+    breaking column_removed b
     note version_not_bumped None
 """
 
