@@ -179,7 +179,9 @@ def _shipped_file(name: str) -> str | None:
 def read_contract_text(args: argparse.Namespace) -> tuple[str, str]:
     """(contract text, file name for error locations) from the arguments."""
     if args.contract_b64 is not None:
-        return decode_contract(args.contract_b64), args.contract_name or "<contract>"
+        text = decode_contract(args.contract_b64)
+        # load_contract reads a single line as a file name: keep the text a document.
+        return (text if "\n" in text else text + "\n"), args.contract_name or "<contract>"
     path = args.contract_file
     found = path if os.path.isfile(path) else _shipped_file(path)
     if found is None:
@@ -191,6 +193,11 @@ def read_contract_text(args: argparse.Namespace) -> tuple[str, str]:
 def _emit(marker: str, payload: dict[str, Any]) -> None:
     # One line, flushed: the hook reads the driver's stdout line by line, interleaved with Spark's log.
     print(f"{marker} {json.dumps(payload, separators=(',', ':'), default=str)}", flush=True)
+
+
+def _progress(message: str) -> None:
+    # Flushed at once: interleaved with Spark's own output in the task log, in order.
+    print(f"[dq-contracts] {message}", flush=True)
 
 
 def error_text(exc: BaseException) -> str:
@@ -245,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
             dag_id=args.dag_id,
             task_id=args.task_id,
             airflow_run_id=args.airflow_run_id,
+            progress=_progress,
         )
         summary = result.summary()
         if args.summary_out:

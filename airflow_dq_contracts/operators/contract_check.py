@@ -1,0 +1,530 @@
+"""``ContractCheckOperator``: evaluate a data contract with a packaged Spark job, push the summary to XCom.
+
+What ``execute`` does, in order (DESIGN §2):
+
+1. **Validate the contract locally** — plain Python, no JVM. A bad contract fails the task at once
+   (no retry: it will not get better) with every problem located, ``file:line: path: message``.
+2. **Submit** the packaged job with spark-submit through
+   :class:`~airflow_dq_contracts.hooks.contract_submit.ContractSubmitHook` (a ``SparkSubmitHook``
+   on connection ``spark_default`` by default). The contract text travels inside the submission.
+   The run id is deterministic — ``make_run_id(dag_id, run_id, task_id[, map_index])`` — so a retry
+   *replaces* its results and quarantined rows instead of adding a second copy.
+3. **Read this run's rows back** from the Delta results table with delta-rs (no JVM) and push the
+   summary built *from those rows* to XCom: what XCom holds is what the results table holds.
+4. **Decide**: with ``fail_on_gate=True`` (the default) a *gate* decision fails the task — after
+   the summary was pushed — so a P0 failure never passes silently when the operator is used alone.
+
+How it cooperates with :class:`~airflow_dq_contracts.operators.contract_branch.ContractBranchOperator`:
+
+* **Routing** (recommended, what the example DAGs do): ``fail_on_gate=False`` on the check; the
+  check task succeeds whatever the data says and pushes the summary; the branch reads it and
+  follows ``gate_task_ids`` (alert / stop), ``quarantine_task_ids`` or ``pass_task_ids``, skipping
+  the others. The gate is enforced by the branch: nothing on the pass path runs.
+* **Red task and routing**: keep ``fail_on_gate=True`` and give the branch
+  ``trigger_rule="all_done"``; the check task fails (visible in the grid, alerts fire) and the
+  branch still routes the gate to the alert path, because the summary was pushed before the failure.
+
+Where outputs go when not given (the embedded default): a warehouse folder —
+``$DQ_CONTRACTS_WAREHOUSE``, else ``$AIRFLOW_HOME/dq_warehouse`` — with the results table at
+``<warehouse>/dq_results`` and the quarantine table at ``<warehouse>/dq_quarantine/<contract>``.
+No valid-rows table unless ``valid_table`` is given. Paths (``/…``, ``s3a://…``) are read back
+directly; catalog table names are read back through Spark's warehouse layout
+(``<warehouse>/<db>.db/<table>``), which needs ``$DQ_CONTRACTS_WAREHOUSE`` to match the
+catalog's ``spark.sql.warehouse.dir``.
+
+Templating: ``contract`` (a path is read and *its text* rendered with Jinja, so a YAML contract may
+use ``{{ ds }}``; ``render_contract=False`` turns that off, e.g. for regexes containing ``{{``),
+``table``, ``input_path``, ``filter``, ``reference_time`` (default ``{{ data_interval_end }}``; a run
+without a data interval uses the evaluation time), the output tables and ``spark_conf``.
+
+Example::
+
+    check = ContractCheckOperator(
+        task_id="check_orders",
+        contract="contracts/orders.yaml",
+        input_path="/data/orders",
+        filter="order_date = '{{ ds }}'",
+        fail_on_gate=False,            # a ContractBranchOperator follows
+    )
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
+from airflow_dq_contracts.hooks.contract_submit import ContractJobError, ContractSubmitHook
+from airflow_dq_contracts.jobs.run_contract import encode_contract, job_arguments
+from airflow_dq_contracts.results import (
+    DECISION_GATE,
+    CheckResult,
+    ContractResult,
+    format_time,
+    make_run_id,
+    parse_time,
+    utcnow,
+)
+from airflow_dq_contracts.version_compat import (
+    AirflowException,
+    AirflowFailException,
+    BaseOperator,
+    Context,
+)
+
+WAREHOUSE_ENV = "DQ_CONTRACTS_WAREHOUSE"
+RESULTS_TABLE_NAME = "dq_results"
+QUARANTINE_FOLDER = "dq_quarantine"
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+# --------------------------------------------------------------------------------------- outputs
+
+
+def default_warehouse() -> str:
+    """``$DQ_CONTRACTS_WAREHOUSE``, else ``$AIRFLOW_HOME/dq_warehouse`` (``~/airflow`` when unset).
+
+    Example: with ``DQ_CONTRACTS_WAREHOUSE=/data/wh`` → ``'/data/wh'``; with only
+    ``AIRFLOW_HOME=/opt/airflow`` → ``'/opt/airflow/dq_warehouse'``.
+    """
+    configured = os.environ.get(WAREHOUSE_ENV)
+    if configured:
+        return configured
+    home = os.environ.get("AIRFLOW_HOME") or os.path.join(os.path.expanduser("~"), "airflow")
+    return os.path.join(home, "dq_warehouse")
+
+
+def default_results_table(warehouse: str) -> str:
+    """``<warehouse>/dq_results`` — one results table for every contract (it is partitioned by contract)."""
+    return _join(warehouse, RESULTS_TABLE_NAME)
+
+
+def default_quarantine_table(warehouse: str, contract_name: str) -> str:
+    """``<warehouse>/dq_quarantine/<contract>`` — one per contract: it carries the dataset's columns.
+
+    >>> default_quarantine_table("/wh", "Orders v2")
+    '/wh/dq_quarantine/orders_v2'
+    """
+    return _join(warehouse, QUARANTINE_FOLDER, _SLUG.sub("_", contract_name.lower()).strip("_") or "contract")
+
+
+def _join(base: str, *parts: str) -> str:
+    # URIs (s3a://…) are joined with "/" whatever the local OS says.
+    return "/".join([base.rstrip("/"), *parts]) if "://" in base else os.path.join(base, *parts)
+
+
+def is_path(target: str) -> bool:
+    """A path or URI (``/x``, ``./x``, ``~/x``, ``s3a://…``) rather than a catalog table name."""
+    text = target.strip()
+    return "/" in text or "\\" in text or "://" in text or text.startswith((".", "~"))
+
+
+def readable_location(target: str, warehouse: str) -> str:
+    """Where delta-rs reads ``target``: the path itself, or a table name in the warehouse layout."""
+    if is_path(target):
+        return os.path.expanduser(target.strip())
+    from airflow_dq_contracts.delta_metadata import resolve_table_path
+
+    return resolve_table_path(target, warehouse)
+
+
+def _delta_exists(location: str) -> bool:
+    from deltalake import DeltaTable
+
+    try:
+        return bool(DeltaTable.is_deltatable(location))
+    except Exception:  # noqa: BLE001 - an unreachable location is "not there" for counting purposes
+        return False
+
+
+def _count_run_rows(target: str | None, warehouse: str, run_id: str) -> int | None:
+    """Rows of ``run_id`` in a quarantine/valid table; 0 when the run wrote nothing and no table exists."""
+    if not target:
+        return None
+    from airflow_dq_contracts.results_store import read_quarantine_count
+
+    location = readable_location(target, warehouse)
+    if not _delta_exists(location):
+        return 0
+    return read_quarantine_count(location, run_id)
+
+
+def collect_summary(
+    contract: Contract,
+    *,
+    run_id: str,
+    dataset: str,
+    results_table: str,
+    quarantine_table: str | None,
+    valid_table: str | None,
+    warehouse: str,
+    filter: str | None,  # noqa: A002
+    started_at: dt.datetime,
+    finished_at: dt.datetime,
+    reported: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The XCom summary of one run, built from what the Delta tables hold for it.
+
+    ``reported`` is the job's own completion payload (client mode); it is cross-checked against
+    the table, never trusted instead of it: a mismatch means rows were lost or duplicated.
+    """
+    from airflow_dq_contracts.results_store import read_results
+
+    location = readable_location(results_table, warehouse)
+    records = read_results(location, run_id)
+    if not records:
+        raise AirflowException(
+            f"the results table {results_table} holds no rows for run {run_id}: the job reported success "
+            "but its results are not there (wrong table, or another process removed them)"
+        )
+    order = {check.check_id: index for index, check in enumerate(contract.all_checks())}
+    records.sort(key=lambda r: (order.get(r.check_id, len(order)), r.check_id))
+    if reported is not None and int(reported.get("checks", len(records))) != len(records):
+        raise AirflowException(
+            f"the job reported {reported.get('checks')} check results for run {run_id} but the results "
+            f"table {results_table} holds {len(records)}"
+        )
+    result = ContractResult(
+        run_id=run_id,
+        contract_name=contract.name,
+        contract_version=contract.version,
+        dataset=dataset,
+        row_count=_row_count(contract, records, reported),
+        checks=records,
+        started_at=parse_time((reported or {}).get("started_at")) or started_at,
+        finished_at=parse_time((reported or {}).get("finished_at")) or finished_at,
+        results_table=results_table,
+        quarantine_table=quarantine_table,
+        quarantine_rows=_count_run_rows(quarantine_table, warehouse, run_id),
+        valid_table=valid_table,
+        valid_rows=_count_run_rows(valid_table, warehouse, run_id),
+        filter=filter,
+    )
+    summary = result.summary()
+    if reported is not None and reported.get("decision") not in (None, summary["decision"]):
+        raise AirflowException(
+            f"the job decided {reported.get('decision')!r} but the rows in {results_table} decide "
+            f"{summary['decision']!r} for run {run_id}"
+        )
+    return summary
+
+
+def _row_count(contract: Contract, records: list[CheckResult], reported: dict[str, Any] | None) -> int:
+    if reported and reported.get("row_count") is not None:
+        return int(reported["row_count"])
+    # A check with its own filter counts only its rows; the run's count is an unfiltered check's.
+    unfiltered = {c.check_id for c in contract.all_checks() if not c.filter}
+    counts = [r.row_count for r in records if r.check_id in unfiltered]
+    return counts[0] if counts else max(r.row_count for r in records)
+
+
+# --------------------------------------------------------------------------------------- operator
+
+
+class ContractCheckOperator(BaseOperator):
+    """Evaluate a data contract on a dataset with Spark; push the summary to XCom (see module docs).
+
+    :param contract: path of a YAML/JSON contract (templated: its text is rendered), YAML text, or a dict.
+    :param table: catalog table to check. Exclusive with ``input_path``.
+    :param input_path: path of the dataset to check; neither given → the contract's ``dataset``.
+    :param input_format: format of ``input_path`` (delta, parquet, csv, json, orc).
+    :param filter: SQL predicate scoping the run, e.g. ``"order_date = '{{ ds }}'"`` (templated).
+    :param reference_time: instant freshness/completeness are measured against (templated;
+        default the run's ``data_interval_end``; empty or ``None`` → evaluation time).
+    :param results_table: Delta results table (path or table name); default in the warehouse.
+    :param quarantine_table: Delta table for violating rows; default per contract in the warehouse.
+    :param valid_table: Delta table for the remaining rows; default none.
+    :param conn_id: Spark connection.
+    :param spark_conf: extra Spark conf (templated), over the Delta settings.
+    :param packages: extra Maven coordinates (Delta's is added).
+    :param jars: extra jars.
+    :param fail_on_gate: fail the task on a *gate* decision (after pushing the summary). Set False
+        when a ``ContractBranchOperator`` routes the decision.
+    :param policy: severity → action override for this run (``{"P1": "gate"}`` or
+        ``{"P1": {"table": "gate", "row": "quarantine"}}``), applied when the contract is loaded.
+    :param render_contract: render the contract text with Jinja (default True).
+    :param warehouse: warehouse folder for default outputs and table names (default see module docs).
+    :param spark_submit_kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``,
+        ``executor_memory``, ``executor_cores``, ``num_executors``, ``deploy_mode``, ``files``…).
+
+    Example::
+
+        ContractCheckOperator(task_id="check_orders", contract="contracts/orders.yaml",
+                              input_path="/data/orders", fail_on_gate=False)
+    """
+
+    template_fields: Sequence[str] = (
+        "contract", "table", "input_path", "input_format", "filter", "reference_time",
+        "results_table", "quarantine_table", "valid_table", "spark_conf",
+    )
+    # The contract file is read and rendered by this operator (see render_template_fields), not by
+    # Airflow's template_ext machinery: that one cannot read absolute paths and turns a missing file
+    # into a Jinja traceback instead of a located contract error.
+    template_ext: Sequence[str] = ()
+    template_fields_renderers = {"contract": "yaml", "spark_conf": "json", "filter": "sql"}
+    ui_color = "#e8f4e4"
+
+    # Contracts up to this size travel as a base64 argument; larger ones as a --files attachment
+    # (a single argv string is capped at 128 KiB on Linux).
+    max_inline_contract_bytes: int = 64 * 1024
+
+    def __init__(
+        self,
+        *,
+        contract: str | dict[str, Any],
+        table: str | None = None,
+        input_path: str | None = None,
+        input_format: str | None = "delta",
+        filter: str | None = None,  # noqa: A002 - the fixed public name
+        reference_time: str | dt.datetime | None = "{{ data_interval_end }}",
+        results_table: str | None = None,
+        quarantine_table: str | None = None,
+        valid_table: str | None = None,
+        conn_id: str = "spark_default",
+        spark_conf: dict[str, Any] | None = None,
+        packages: str | list[str] | None = None,
+        jars: str | list[str] | None = None,
+        fail_on_gate: bool = True,
+        policy: dict[str, Any] | None = None,
+        render_contract: bool = True,
+        warehouse: str | None = None,
+        spark_submit_kwargs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if table and input_path:
+            raise ValueError(f"{self.task_id}: give table= or input_path=, not both")
+        if not isinstance(contract, (str, dict, os.PathLike)) or (isinstance(contract, str) and not contract.strip()):
+            raise ValueError(f"{self.task_id}: contract= must be a path, YAML text or a dict, got {contract!r}")
+        self.contract = os.fspath(contract) if isinstance(contract, os.PathLike) else contract
+        self.table = table
+        self.input_path = input_path
+        self.input_format = input_format
+        self.filter = filter
+        self.reference_time = reference_time
+        self.results_table = results_table
+        self.quarantine_table = quarantine_table
+        self.valid_table = valid_table
+        self.conn_id = conn_id
+        self.spark_conf = dict(spark_conf or {})
+        self.packages = packages
+        self.jars = jars
+        self.fail_on_gate = fail_on_gate
+        self.policy = policy
+        self.render_contract = render_contract
+        self.warehouse = warehouse
+        self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
+        # What the contract was before rendering (a path locates errors; the text replaces it).
+        self._contract_origin = self.contract if isinstance(self.contract, str) else f"<{self.task_id}.contract>"
+        self._hook: ContractSubmitHook | None = None
+
+    # ------------------------------------------------------------------ contract
+
+    @staticmethod
+    def _is_contract_path(value: Any) -> bool:
+        # The same rule as load_contract: one line that is not inline JSON names a file.
+        return isinstance(value, str) and "\n" not in value and not value.lstrip().startswith("{")
+
+    def _search_path(self) -> list[Path]:
+        folders: list[Path] = []
+        dag = self.dag if self.has_dag() else None
+        if dag is not None:
+            folders.append(Path(dag.folder))
+            for extra in dag.template_searchpath or ():
+                folders.append(Path(extra))
+        folders.append(Path.cwd())
+        return folders
+
+    def _read_contract_file(self, name: str) -> tuple[str, str]:
+        """(text, name for error locations) of a contract file, found like Airflow finds templates."""
+        candidate = Path(name).expanduser()
+        tried: list[str] = []
+        paths = [candidate] if candidate.is_absolute() else [folder / candidate for folder in self._search_path()]
+        for path in paths:
+            tried.append(str(path))
+            if path.is_file():
+                try:
+                    return path.read_text(encoding="utf-8"), name
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise AirflowFailException(f"{name}: cannot read the contract: {exc}") from None
+        raise AirflowFailException(f"{name}: contract file not found (looked in: {', '.join(tried)})")
+
+    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
+        """Render the templated fields; the contract's *file text* is rendered, with located errors."""
+        source = self.contract
+        self.contract = None  # type: ignore[assignment] - rendered below, once
+        try:
+            super().render_template_fields(context, jinja_env)
+        finally:
+            self.contract = source
+        if jinja_env is None:
+            jinja_env = self.get_template_env()
+        if isinstance(source, dict):
+            self.contract = self.render_template(source, context, jinja_env) if self.render_contract else source
+            return
+        if self._is_contract_path(source):
+            text, origin = self._read_contract_file(source)
+        else:
+            text, origin = source, self._contract_origin
+        self._contract_origin = origin
+        self.contract = self._render_text(text, origin, context, jinja_env) if self.render_contract else text
+
+    def _render_text(self, text: str, origin: str, context: Context, jinja_env: Any) -> str:
+        import jinja2
+
+        try:
+            rendered = jinja_env.from_string(text).render(**context)
+        except jinja2.TemplateSyntaxError as exc:
+            raise AirflowFailException(f"{origin}:{exc.lineno}: template error in the contract: {exc.message}") from None
+        except jinja2.TemplateError as exc:
+            raise AirflowFailException(f"{origin}: template error in the contract: {exc}") from None
+        # Jinja drops the final newline; keep the text a document (a single line would read as a path).
+        return rendered if rendered.endswith("\n") or not text.endswith("\n") else rendered + "\n"
+
+    def load_contract(self) -> tuple[Contract, str]:
+        """Validate the (rendered) contract locally; (contract, its text as shipped to the job).
+
+        Raises ``AirflowFailException`` listing every problem, located (no retry: a bad contract
+        does not heal).
+        """
+        source = self.contract
+        if self._is_contract_path(source):  # not rendered (execute() called directly)
+            source, self._contract_origin = self._read_contract_file(source)  # type: ignore[arg-type]
+        try:
+            contract = load_contract(source, filename=self._contract_origin, policy=self.policy)
+        except ContractValidationError as exc:
+            raise AirflowFailException(f"invalid contract, nothing submitted:\n{exc}") from None
+        if isinstance(source, dict):
+            import json
+
+            text = json.dumps(source, default=str)  # JSON is YAML: the job's loader reads it as is
+        else:
+            text = str(source) if str(source).endswith("\n") else f"{source}\n"
+        return contract, text
+
+    # ------------------------------------------------------------------ run
+
+    def _reference_time(self) -> str | None:
+        value = self.reference_time
+        if value is None or (isinstance(value, str) and value.strip() in ("", "None")):
+            return None
+        try:
+            moment = parse_time(value)
+        except ValueError as exc:
+            raise AirflowFailException(f"{self.task_id}: reference_time: {exc}") from None
+        return format_time(moment)
+
+    def _run_id(self, context: Context) -> tuple[str, str, str]:
+        ti = context["ti"]
+        dag_id, airflow_run_id, task_id = ti.dag_id, ti.run_id, ti.task_id
+        map_index = getattr(ti, "map_index", -1)
+        parts = [dag_id, airflow_run_id, task_id] + ([str(map_index)] if map_index is not None and map_index >= 0 else [])
+        return make_run_id(*parts), dag_id, airflow_run_id
+
+    def _contract_transport(self, text: str, run_id: str) -> tuple[dict[str, Any], list[str]]:
+        """Job arguments carrying the contract, and files to ship (large contracts only)."""
+        encoded = encode_contract(text)
+        if len(encoded) <= self.max_inline_contract_bytes:
+            return {"contract_b64": encoded}, []
+        from airflow_dq_contracts.jobs.bundle import cache_dir
+
+        folder = cache_dir() / "contracts"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"contract-{run_id}.yaml"
+        path.write_text(text, encoding="utf-8")
+        # Client mode reads the absolute path; cluster mode finds the shipped copy by its name.
+        return {"contract_file": str(path)}, [str(path)]
+
+    def make_hook(self, application_args: list[str], files: list[str], warehouse: str) -> ContractSubmitHook:
+        """The hook that submits the job (overridable, e.g. to add ``post_submit_commands``)."""
+        kwargs = dict(self.spark_submit_kwargs)
+        extra_files = kwargs.pop("files", None)
+        file_list = files + ([extra_files] if isinstance(extra_files, str) else list(extra_files or []))
+        return ContractSubmitHook(
+            conn_id=self.conn_id,
+            application_args=application_args,
+            conf={str(k): str(v) for k, v in (self.spark_conf or {}).items()},
+            packages=self.packages,
+            jars=self.jars,
+            files=file_list or None,
+            name=f"dq-contracts-{self.task_id}",
+            warehouse=warehouse,
+            **kwargs,
+        )
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        """Validate, submit, read back, push the summary; fail on gate when ``fail_on_gate``."""
+        started_at = utcnow()
+        contract, text = self.load_contract()
+        reference_time = self._reference_time()
+        run_id, dag_id, airflow_run_id = self._run_id(context)
+        warehouse = self.warehouse or default_warehouse()
+
+        table, input_path, input_format = self.table or None, self.input_path or None, self.input_format or None
+        if not table and not input_path:
+            if not contract.dataset.name:
+                raise AirflowFailException(
+                    f"{self._contract_origin}: dataset: nothing to check — the contract has no 'dataset' "
+                    f"and {self.task_id} has neither table= nor input_path="
+                )
+            table, input_path, input_format = contract.dataset.table, contract.dataset.path, contract.dataset.format
+        dataset = table or input_path or ""
+        results_table = self.results_table or default_results_table(warehouse)
+        quarantine_table = self.quarantine_table or default_quarantine_table(warehouse, contract.name)
+        valid_table = self.valid_table or None
+        filter_sql = self.filter.strip() if isinstance(self.filter, str) and self.filter.strip() else None
+
+        transport, files = self._contract_transport(text, run_id)
+        args = job_arguments(
+            **transport,
+            contract_name=self._contract_origin,
+            input_path=input_path,
+            input_format=input_format if input_path else None,
+            table=table,
+            filter=filter_sql,
+            reference_time=reference_time,
+            run_id=run_id,
+            results_table=results_table,
+            quarantine_table=quarantine_table,
+            valid_table=valid_table,
+            dag_id=dag_id,
+            task_id=self.task_id,
+            airflow_run_id=airflow_run_id,
+        )
+        self.log.info("Contract %s %s (%d checks) on %s%s → run %s", contract.name, contract.version or "",
+                      sum(1 for _ in contract.all_checks()), dataset,
+                      f" where {filter_sql}" if filter_sql else "", run_id)
+        self._hook = self.make_hook(args, files, warehouse)
+        try:
+            reported = self._hook.submit_job()
+        except ContractJobError as exc:
+            if exc.kind in ("invalid_contract", "invalid_arguments"):
+                raise AirflowFailException(f"the contract job refused its input: {exc}") from None
+            raise AirflowException(f"contract job for {contract.name} on {dataset} failed: {exc}") from None
+
+        summary = collect_summary(
+            contract, run_id=run_id, dataset=dataset, results_table=results_table,
+            quarantine_table=quarantine_table, valid_table=valid_table, warehouse=warehouse,
+            filter=filter_sql, started_at=started_at, finished_at=utcnow(), reported=reported,
+        )
+        counts = summary["counts"]
+        quarantine = summary.get("quarantine") or {}
+        self.log.info("Decision %s: %d passed, %d failed, %d error; %s rows, %s quarantined (results in %s)",
+                      summary["decision"].upper(), counts["passed"], counts["failed"], counts["error"],
+                      summary["row_count"], quarantine.get("rows", 0), results_table)
+        if summary["decision"] == DECISION_GATE and self.fail_on_gate:
+            # Push first: a branch with trigger_rule="all_done", a callback or a human can still read it.
+            context["ti"].xcom_push(key="return_value", value=summary)
+            gating = [c for c in summary["checks"] if c["action"] == DECISION_GATE and c["status"] != "passed"]
+            names = "; ".join(f"{c['severity']} {c['check_id']} ({c['status']}: {c['message'] or c['validator']})"
+                              for c in gating) or "a quarantine check errored (fails closed)"
+            raise AirflowFailException(f"contract {contract.name} decided GATE on {dataset}: {names}")
+        return summary
+
+    def on_kill(self) -> None:
+        """Stop the Spark application (local process group, or the cluster's driver/application)."""
+        if self._hook is not None:
+            self._hook.on_kill()
