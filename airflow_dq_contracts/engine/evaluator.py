@@ -1,0 +1,546 @@
+"""Run a contract's checks on a DataFrame: preconditions, ONE shared scan, one grouped pass per key set.
+
+Example::
+
+    from airflow_dq_contracts.contract import load_contract
+    from airflow_dq_contracts.engine import evaluate, annotate
+
+    contract = load_contract("contracts/orders.yaml")
+    df = spark.read.parquet("/data/orders")
+    result = evaluate(contract, df, reference_time="2024-05-02T00:00:00Z")
+    print(result.decision, result.counts())          # 'quarantine' {'passed': 18, 'failed': 2, ...}
+    tagged = annotate(contract, df, result)          # + _dq_violations per row
+
+How a run is planned (see :mod:`.metrics` for the semantics of every check type):
+
+1. **Preconditions** against the schema (column exists, right type, Java-valid regex, a per-check
+   ``filter`` that parses and is a boolean predicate). A failing precondition gives that check
+   status ``error`` with the reason; it never reaches Spark.
+2. **Main scan**: every remaining metric's aggregate expressions, plus one row count per
+   distinct per-check filter, in a single ``df.agg(...)`` — one aggregation, one read of the data.
+3. **Grouped passes**: one ``groupBy(keys)`` per distinct key set (``cardinality`` and
+   ``duplicates`` on the same column share one), whatever the per-check filters.
+4. **Measure and validate**: each metric reads its values back; validators decide.
+
+Spark never fails the run because of the data: ANSI-mode pitfalls are avoided by construction
+(``try_sum``, ``try_cast``, Java-compiled regexes), and if the shared scan still fails (say a
+regex overflows the JVM stack on a very long string), the evaluator falls back to one small
+aggregation per metric so that only the metric(s) that really fail are reported as ``error``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import logging
+import math
+import time
+from typing import Any, Callable, Iterator, Sequence
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from airflow_dq_contracts.contract.model import Check, Contract
+from airflow_dq_contracts.contract.validators import describe_failure
+from airflow_dq_contracts.results import (
+    QUARANTINE_VIOLATIONS,
+    STATUS_ERROR,
+    STATUS_FAILED,
+    STATUS_PASSED,
+    VIOLATION_FIELDS,
+    CheckResult,
+    ContractResult,
+    format_time,
+    make_run_id,
+    parse_time,
+    utcnow,
+)
+
+from .metrics import (
+    GroupKey,
+    GroupScope,
+    MeasureContext,
+    Measurement,
+    Metric,
+    PlanContext,
+    Scope,
+    describe_number,
+    metric_for,
+)
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str], None]
+
+VIOLATION_TYPE = T.StructType([T.StructField(name, T.StringType(), True) for name in VIOLATION_FIELDS])
+VIOLATIONS_TYPE = T.ArrayType(VIOLATION_TYPE, True)
+
+_PYSPARK_ERROR_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+# --------------------------------------------------------------------------------------- utilities
+
+
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """The first meaningful line of an exception (PySpark messages carry JVM stack traces)."""
+    text = str(exc).strip() or type(exc).__name__
+    line = next((part.strip() for part in text.splitlines() if part.strip()), text)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@contextlib.contextmanager
+def quiet_pyspark_errors() -> Iterator[None]:
+    """Silence PySpark's own error loggers while we probe something that may legitimately fail.
+
+    PySpark 4 logs every analysis error with a query context as a JSON line on stderr before
+    raising it; an expected failure (an invalid filter we report as a check error) is not news.
+    """
+    loggers = [logging.getLogger(name) for name in _PYSPARK_ERROR_LOGGERS]
+    previous = [lg.disabled for lg in loggers]
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    finally:
+        for lg, was in zip(loggers, previous):
+            lg.disabled = was
+
+
+@contextlib.contextmanager
+def job_group(spark: SparkSession, group_id: str, description: str) -> Iterator[None]:
+    """Tag the Spark jobs run inside with ``group_id`` (countable with ``statusTracker``); restore after."""
+    try:
+        sc = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: nothing to tag
+        yield
+        return
+    previous_group = sc.getLocalProperty("spark.jobGroup.id")
+    previous_description = sc.getLocalProperty("spark.job.description")
+    sc.setJobGroup(group_id, description)
+    try:
+        yield
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", previous_group)  # type: ignore[arg-type]
+        sc.setLocalProperty("spark.job.description", previous_description)  # type: ignore[arg-type]
+
+
+def java_regex_checker(spark: SparkSession) -> Callable[[str], str | None]:
+    """``pattern → Java's complaint or None``, compiled by the driver JVM (no Spark job)."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        try:
+            jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - Spark Connect: the scan fallback isolates bad regexes
+            jvm = None
+    if jvm is None:
+        return lambda pattern: None
+
+    def check(pattern: str) -> str | None:
+        try:
+            jvm.java.util.regex.Pattern.compile(pattern)
+        except Exception as exc:  # noqa: BLE001 - PatternSyntaxException arrives wrapped by py4j
+            return first_line(exc)
+        return None
+
+    return check
+
+
+def filter_condition(df: DataFrame, text: str) -> Column:
+    """Parse and analyse a SQL predicate against ``df``; ``ValueError`` naming the problem.
+
+    >>> filter_condition(df, "amount >")            # doctest: +SKIP
+    ValueError: invalid filter 'amount >': [PARSE_SYNTAX_ERROR] Syntax error at or near end of input…
+    """
+    try:
+        with quiet_pyspark_errors():
+            condition = F.expr(text)
+            # WHERE analysis rejects non-boolean predicates, aggregates and windows, without a job.
+            df.where(condition).schema
+    except Exception as exc:  # noqa: BLE001 - ParseException, AnalysisException…
+        raise ValueError(f"invalid filter {text!r}: {first_line(exc)}") from None
+    return condition
+
+
+def _case_sensitive(spark: SparkSession) -> bool:
+    try:
+        return str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _progress_default(message: str) -> None:
+    log.info("%s", message)
+
+
+# --------------------------------------------------------------------------------------- planning
+
+
+@dataclasses.dataclass
+class PhaseStat:
+    """Timing of one phase of an evaluation (and the Spark job group its jobs ran under)."""
+
+    name: str
+    seconds: float
+    job_group: str | None = None
+    detail: str = ""
+
+
+@dataclasses.dataclass
+class _Planned:
+    """One check on its way through the evaluation."""
+
+    check: Check
+    metric: Metric
+    scope_key: str | None  # the per-check filter text (None = whole DataFrame)
+    error: str | None = None
+    scan_slice: tuple[int, int] = (0, 0)
+    scan_values: Sequence[Any] = ()
+    grouped_values: Sequence[Any] = ()
+    measurement: Measurement | None = None
+
+
+class Evaluator:
+    """One evaluation of a contract on a DataFrame. Use :func:`evaluate` unless you need ``stats``.
+
+    Example::
+
+        ev = Evaluator(contract, df, reference_time="2024-05-02T00:00:00Z")
+        result = ev.run()
+        for phase in ev.stats:
+            print(phase.name, round(phase.seconds, 2), phase.job_group)
+    """
+
+    def __init__(
+        self,
+        contract: Contract,
+        df: DataFrame,
+        reference_time: dt.datetime | str | None = None,
+        *,
+        run_id: str | None = None,
+        dataset: str | None = None,
+        filter: str | None = None,
+        apply_filter: bool = True,
+        dag_id: str | None = None,
+        task_id: str | None = None,
+        airflow_run_id: str | None = None,
+        progress: Progress | None = None,
+        started_at: dt.datetime | None = None,
+    ):
+        self.contract = contract
+        self.spark = df.sparkSession
+        self.started_at = started_at or utcnow()
+        try:
+            self.reference_time = parse_time(reference_time) or self.started_at
+        except ValueError as exc:
+            raise ValueError(f"reference_time: {exc}") from None
+        self.dataset = dataset or contract.dataset.name or "<dataframe>"
+        self.run_id = run_id or make_run_id(contract.name, self.dataset, format_time(self.started_at))
+        self.run_filter = filter
+        self.df = df
+        if filter and apply_filter:
+            self.df = df.where(filter_condition(df, filter))
+        self.dag_id, self.task_id, self.airflow_run_id = dag_id, task_id, airflow_run_id
+        self.progress = progress or _progress_default
+        self.stats: list[PhaseStat] = []
+        self.row_counts: dict[str | None, int] = {}
+        # The aggregated DataFrames of the last run, for plan inspection (tests, benchmarks).
+        self.scan_frame: DataFrame | None = None
+        self.group_frames: dict[tuple[str, ...], DataFrame] = {}
+
+    # -- phases -------------------------------------------------------------------------------
+    def run(self) -> ContractResult:
+        """Evaluate every check; returns the :class:`ContractResult` (never raises on data)."""
+        planned = self._plan()
+        self._scan(planned)
+        self._grouped(planned)
+        return self._finish(planned)
+
+    def _job_group(self, phase: str) -> str:
+        return f"dq-contracts:{self.run_id}:{phase}"
+
+    def _plan(self) -> list[_Planned]:
+        began = time.perf_counter()
+        ctx = PlanContext(self.df.schema, _case_sensitive(self.spark), java_regex_checker(self.spark))
+        self.conditions: dict[str | None, Column | None] = {None: None}
+        filter_errors: dict[str, str] = {}
+        planned: list[_Planned] = []
+        for check in self.contract.all_checks():
+            item = _Planned(check, metric_for(check), check.filter or None)
+            key = item.scope_key
+            if key is not None and key not in self.conditions and key not in filter_errors:
+                try:
+                    self.conditions[key] = filter_condition(self.df, key)
+                except ValueError as exc:
+                    filter_errors[key] = str(exc)
+            if item.scope_key in filter_errors:
+                item.error = filter_errors[item.scope_key]
+            else:
+                try:
+                    item.error = item.metric.precondition(ctx)
+                except Exception as exc:  # noqa: BLE001 - a precondition must never take the run down
+                    item.error = f"cannot plan this check: {first_line(exc)}"
+            planned.append(item)
+        errors = [p for p in planned if p.error]
+        detail = f"{len(planned)} checks, {len(errors)} failed their preconditions"
+        self.stats.append(PhaseStat("plan", time.perf_counter() - began, None, detail))
+        self.progress(f"plan: {detail}" + "".join(f"\n  - {p.check.check_id}: {p.error}" for p in errors))
+        return planned
+
+    def _scope(self, key: str | None) -> Scope:
+        return Scope(self.conditions.get(key))
+
+    def _row_count_exprs(self) -> tuple[list[str | None], list[Column]]:
+        keys = list(self.conditions)
+        return keys, [F.count(self._scope(key)(F.lit(1))) for key in keys]
+
+    def _scan(self, planned: list[_Planned]) -> None:
+        began = time.perf_counter()
+        keys, exprs = self._row_count_exprs()
+        live = [p for p in planned if not p.error]
+        for item in live:
+            contributed = item.metric.aggregations(self._scope(item.scope_key))
+            item.scan_slice = (len(exprs), len(exprs) + len(contributed))
+            exprs.extend(contributed)
+        group = self._job_group("scan")
+        fallback = False
+        try:
+            self.scan_frame = self.df.agg(*exprs)
+            with job_group(self.spark, group, f"dq-contracts scan of {self.dataset}"), quiet_pyspark_errors():
+                row = self.scan_frame.collect()[0]
+            values = list(row)
+            for item in live:
+                item.scan_values = values[item.scan_slice[0]:item.scan_slice[1]]
+        except Exception as exc:  # noqa: BLE001 - isolate the metric(s) that break the scan
+            fallback = True
+            log.warning("shared scan failed (%s); evaluating metrics one by one", first_line(exc))
+            with job_group(self.spark, group, f"dq-contracts scan of {self.dataset} (fallback)"):
+                # If even counting rows fails, the data itself is unreadable: that is a run failure.
+                values = list(self.df.agg(*self._row_count_exprs()[1]).collect()[0])
+                for item in live:
+                    lo, hi = item.scan_slice
+                    if lo == hi:
+                        continue
+                    try:
+                        with quiet_pyspark_errors():
+                            item.scan_values = list(self.df.agg(*exprs[lo:hi]).collect()[0])
+                    except Exception as metric_exc:  # noqa: BLE001
+                        item.error = f"Spark could not compute this metric: {first_line(metric_exc)}"
+        self.row_counts = {key: int(values[index] or 0) for index, key in enumerate(keys)}
+        seconds = time.perf_counter() - began
+        detail = (f"{self.row_counts[None]:,} rows, {len(exprs)} aggregates in one pass"
+                  + (" (fallback: one pass per metric)" if fallback else ""))
+        self.stats.append(PhaseStat("scan", seconds, group, detail))
+        self.progress(f"scan: {detail} in {seconds:.2f} s")
+
+    def _grouped(self, planned: list[_Planned]) -> None:
+        passes: dict[tuple[str, ...], list[tuple[_Planned, list[GroupKey]]]] = {}
+        for item in planned:
+            if item.error:
+                continue
+            keys = item.metric.group_keys()
+            if keys:
+                identity = tuple(sorted(k.identity for k in keys))
+                passes.setdefault(identity, []).append((item, keys))
+        for number, (identity, members) in enumerate(passes.items()):
+            began = time.perf_counter()
+            ordered = sorted(members[0][1], key=lambda k: k.identity)
+            position = {k.identity: i for i, k in enumerate(ordered)}
+            scope_keys = list(dict.fromkeys(item.scope_key for item, _ in members))
+            count_names = {key: ("_dq_n" if key is None else f"_dq_n{i}") for i, key in enumerate(scope_keys)}
+            counts = [F.count(self._scope(key)(F.lit(1))).alias(name) for key, name in count_names.items()]
+            grouped = self.df.groupBy(*[k.expression.alias(f"_dq_k{i}") for i, k in enumerate(ordered)]).agg(*counts)
+            exprs: list[Column] = []
+            slices: list[tuple[_Planned, int, int]] = []
+            for item, keys in members:
+                key_cols = [F.col(f"_dq_k{position[k.identity]}") for k in keys]
+                contributed = item.metric.group_aggregations(GroupScope(key_cols, F.col(count_names[item.scope_key])))
+                slices.append((item, len(exprs), len(exprs) + len(contributed)))
+                exprs.extend(contributed)
+            group = self._job_group(f"group{number}")
+            label = ", ".join(identity)
+            try:
+                frame = grouped.agg(*exprs)
+                self.group_frames[identity] = frame
+                with job_group(self.spark, group, f"dq-contracts grouped pass [{label}]"), quiet_pyspark_errors():
+                    values = list(frame.collect()[0])
+                for item, lo, hi in slices:
+                    item.grouped_values = values[lo:hi]
+            except Exception as exc:  # noqa: BLE001 - a grouped pass failing errors its checks only
+                for item, _, _ in slices:
+                    item.error = f"Spark could not compute the grouped pass [{label}]: {first_line(exc)}"
+            seconds = time.perf_counter() - began
+            detail = f"[{label}] for {len(members)} check(s)"
+            self.stats.append(PhaseStat(f"group{number}", seconds, group, detail))
+            self.progress(f"grouped pass {detail} in {seconds:.2f} s")
+
+    def _finish(self, planned: list[_Planned]) -> ContractResult:
+        began = time.perf_counter()
+        records: list[CheckResult] = []
+        for item in planned:
+            row_count = self.row_counts.get(item.scope_key, 0)
+            if item.error:
+                measurement = Measurement.failure(item.error)
+            else:
+                try:
+                    measurement = item.metric.measure(
+                        item.scan_values, item.grouped_values, MeasureContext(row_count, self.reference_time))
+                except Exception as exc:  # noqa: BLE001 - a bug in one metric must not hide the others
+                    log.exception("measuring %s failed", item.check.check_id)
+                    measurement = Measurement.failure(f"internal error while measuring: {first_line(exc)}")
+            item.measurement = measurement
+            records.append(self._record(item.check, measurement, row_count))
+        finished_at = utcnow()
+        result = ContractResult(
+            run_id=self.run_id, contract_name=self.contract.name, contract_version=self.contract.version,
+            dataset=self.dataset, row_count=self.row_counts.get(None, 0), checks=records,
+            started_at=self.started_at, finished_at=finished_at, filter=self.run_filter,
+        )
+        counts = result.counts()
+        detail = (f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error(s) "
+                  f"→ decision {result.decision}")
+        self.stats.append(PhaseStat("evaluate", time.perf_counter() - began, None, detail))
+        self.progress(f"evaluate: {detail}")
+        return result
+
+    def _record(self, check: Check, measurement: Measurement, row_count: int) -> CheckResult:
+        validator = check.validator
+        metric = measurement.metric_value
+        message_parts: list[str] = []
+        if measurement.error is None and metric is None:
+            measurement = dataclasses.replace(measurement, error="metric could not be computed")
+        if measurement.error is None and metric is not None and math.isnan(metric):
+            measurement = dataclasses.replace(measurement, error=f"{check.type} is NaN (the column holds NaN values)")
+        if measurement.error is not None:
+            status, passed, recorded = STATUS_ERROR, False, None
+            message_parts.append(measurement.error)
+        else:
+            assert metric is not None
+            passed = validator.passes(metric, measurement.failed_rows)
+            status = STATUS_PASSED if passed else STATUS_FAILED
+            recorded = metric if math.isfinite(metric) else None
+            if not math.isfinite(metric):
+                message_parts.append(f"metric is {describe_number(metric)} (recorded as null)")
+            if not passed:
+                if validator.kind == "all_conform":
+                    message_parts.append(f"{measurement.failed_rows} non-null value(s) do not conform")
+                else:
+                    message_parts.append(
+                        describe_failure(validator, metric) if math.isfinite(metric)
+                        else f"metric {describe_number(metric)} is outside {validator.describe()}")
+                    if measurement.failed_rows:
+                        message_parts.append(f"{measurement.failed_rows} violating row(s)")
+        if measurement.note:
+            message_parts.append(measurement.note)
+        return CheckResult(
+            run_id=self.run_id, contract_name=self.contract.name, contract_version=self.contract.version,
+            dataset=self.dataset, check_id=check.check_id, check_name=check.name, check_type=check.type,
+            column=check.column, severity=check.severity, action=check.action, validator=validator.describe(),
+            metric_value=recorded, status=status, passed=passed,
+            failed_rows=measurement.failed_rows, message="; ".join(message_parts), row_count=row_count,
+            filter=self.run_filter, evaluated_at=self.started_at,
+            dag_id=self.dag_id, task_id=self.task_id, airflow_run_id=self.airflow_run_id,
+        )
+
+
+# --------------------------------------------------------------------------------------- public API
+
+
+def evaluate(
+    contract: Contract,
+    df: DataFrame,
+    reference_time: dt.datetime | str | None = None,
+    *,
+    run_id: str | None = None,
+    dataset: str | None = None,
+    filter: str | None = None,
+    dag_id: str | None = None,
+    task_id: str | None = None,
+    airflow_run_id: str | None = None,
+    progress: Progress | None = None,
+) -> ContractResult:
+    """Evaluate every check of ``contract`` on ``df``; one result record per check.
+
+    ``reference_time`` (ISO-8601 text or datetime; naive = UTC; default now) is what
+    ``freshness`` and ``completeness`` are measured against. ``filter`` restricts ``df`` first
+    and is recorded in every record. Never raises because of the data: a check that cannot be
+    computed has status ``error`` with the reason. Raises ``ValueError`` for an invalid
+    ``filter`` or ``reference_time``.
+
+    Example::
+
+        result = evaluate(contract, spark.read.parquet("/data/orders"), "2024-05-02T00:00:00Z")
+        json.dumps(result.summary())     # strict JSON: no NaN / Infinity
+    """
+    return Evaluator(
+        contract, df, reference_time, run_id=run_id, dataset=dataset, filter=filter,
+        dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=progress,
+    ).run()
+
+
+def _violation_values(check: Check) -> tuple[str, ...]:
+    """The ``_dq_violations`` struct of a check, in :data:`VIOLATION_FIELDS` order."""
+    by_field = {"check_id": check.check_id, "check_name": check.name, "check_type": check.type,
+                "severity": check.severity, "action": check.action}
+    return tuple(by_field[name] for name in VIOLATION_FIELDS)
+
+
+def _empty_violations() -> Column:
+    return F.filter(F.array(F.lit(None).cast(VIOLATION_TYPE)), lambda item: item.isNotNull())
+
+
+def annotate(contract: Contract, df: DataFrame, result: ContractResult) -> DataFrame:
+    """``df`` plus ``_dq_violations``: per row, the row-level checks that FAILED in ``result`` and that it breaks.
+
+    ``_dq_violations`` is ``array<struct<check_id, check_name, check_type, severity, action>>``
+    (empty for a clean row). Only checks with status ``failed`` tag rows — a passed check tags
+    nothing, an errored one cannot say which rows break it — and table-level checks never tag
+    rows (DESIGN §6). One projection over ``df``; a failed column ``duplicates`` check adds one
+    window (``count over (partition by column)``). ``df`` must be the DataFrame (after the run
+    filter) that ``result`` was computed on.
+
+    Example::
+
+        tagged = annotate(contract, df, result)
+        bad = tagged.where("size(_dq_violations) > 0")
+    """
+    failed = {r.check_id for r in result.checks if r.status == STATUS_FAILED}
+    ctx = PlanContext(df.schema, _case_sensitive(df.sparkSession), java_regex_checker(df.sparkSession))
+    conditions: dict[str, Column] = {}
+    helpers: list[str] = []
+    items: list[Column] = []
+    work = df
+    for check in contract.all_checks():
+        if check.check_id not in failed or not check.row_level:
+            continue
+        metric = metric_for(check)
+        if metric.precondition(ctx):
+            continue  # cannot happen for a check that was measured on this DataFrame
+        condition: Column | None = None
+        if check.filter:
+            if check.filter not in conditions:
+                conditions[check.filter] = filter_condition(df, check.filter)
+            condition = conditions[check.filter]
+        scope = Scope(condition)
+        window_keys = metric.window_keys()
+        if window_keys:
+            helper = f"__dq_window_{len(helpers)}"
+            helpers.append(helper)
+            work = work.withColumn(helper, F.count(scope(F.lit(1))).over(Window.partitionBy(*window_keys)))
+            predicate = metric.violation(F.col(helper))
+        else:
+            predicate = metric.violation()
+        if predicate is None:
+            continue
+        if condition is not None:
+            predicate = condition & predicate
+        tag = F.struct(*[F.lit(value).cast("string").alias(name)
+                         for name, value in zip(VIOLATION_FIELDS, _violation_values(check))])
+        items.append(F.when(F.coalesce(predicate, F.lit(False)), tag))
+    if items:
+        violations = F.filter(F.array(*items), lambda item: item.isNotNull())
+    else:
+        violations = _empty_violations()
+    out = work.withColumn(QUARANTINE_VIOLATIONS, violations.cast(VIOLATIONS_TYPE))
+    return out.drop(*helpers) if helpers else out

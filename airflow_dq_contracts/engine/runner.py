@@ -1,0 +1,381 @@
+"""Read a dataset, evaluate a contract, write the Delta outputs — shared by the CLI and the Spark job.
+
+* :func:`read_dataset` — the contract's dataset, or ``--input PATH`` / ``--table NAME``, restricted
+  by the run-level ``filter`` before anything else (so Spark prunes partitions of Delta/Parquet).
+* :func:`run_contract` — read → :class:`~airflow_dq_contracts.engine.evaluator.Evaluator` →
+  optional Delta sinks (quarantine and valid rows first, the results table last, so a run whose
+  results are in the table has its rows set aside too). Returns the
+  :class:`~airflow_dq_contracts.results.ContractResult`. The spark-submit job calls it.
+* :func:`run_from_cli` — ``dq-contracts run`` (DESIGN §7) on a local SparkSession: progress lines
+  on stderr, Spark's own log in a file, the summary JSON with ``--json-out``.
+
+Example::
+
+    spark = get_spark(master="local[2]")
+    result = run_contract(spark, load_contract("orders.yaml"), input_path="/data/orders",
+                          input_format="parquet", reference_time="2024-05-02T00:00:00Z")
+    print(result.decision)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Iterator
+
+from pyspark.sql import DataFrame, SparkSession
+
+from airflow_dq_contracts.contract import ContractValidationError, load_contract
+from airflow_dq_contracts.contract.model import Contract
+from airflow_dq_contracts.results import (
+    DECISION_GATE,
+    ContractResult,
+    format_time,
+    make_run_id,
+    parse_time,
+    utcnow,
+)
+
+from .evaluator import Evaluator, annotate, filter_condition, first_line, quiet_pyspark_errors
+
+Progress = Callable[[str], None]
+
+# Exit codes of ``dq-contracts run`` (the same as airflow_dq_contracts.cli, which imports no Spark).
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_GATE = 3
+EXIT_RUN_FAILED = 4
+
+DEFAULT_FORMAT = "delta"
+
+
+class RunArgumentError(ValueError):
+    """The run cannot be described: no dataset, an invalid filter or reference time, bad ``--conf``."""
+
+
+class DatasetError(RuntimeError):
+    """The dataset could not be read (missing path, not a Delta table, unknown table…)."""
+
+
+def _noop(message: str) -> None:
+    return None
+
+
+# --------------------------------------------------------------------------------------- reading
+
+
+def dataset_name(contract: Contract, input_path: str | None = None, table: str | None = None) -> str:
+    """What the results call the dataset: the table name or the path.
+
+    >>> from airflow_dq_contracts.contract import load_contract
+    >>> dataset_name(load_contract({"name": "o", "dataset": {"table": "silver.orders"}}))
+    'silver.orders'
+    """
+    return table or input_path or contract.dataset.name or "<unknown>"
+
+
+def _source(contract: Contract, input_path: str | None, input_format: str | None,
+            table: str | None) -> tuple[str | None, str | None, str, dict[str, str]]:
+    """(path, table, format, options) to read, from the arguments or else the contract."""
+    if input_path and table:
+        raise RunArgumentError("give either an input path or a table, not both")
+    declared = contract.dataset
+    if not input_path and not table:
+        input_path, table = declared.path, declared.table
+        if not input_path and not table:
+            raise RunArgumentError(
+                f"contract {contract.name!r} declares no dataset: give --input PATH or --table NAME")
+    fmt = (input_format or (declared.format if declared.path or declared.table else None) or DEFAULT_FORMAT).lower()
+    # The contract's reader options (CSV header, delimiter…) apply when reading its format.
+    options = dict(declared.options) if fmt == declared.format else {}
+    if fmt == "csv":
+        options = {"header": "true", "inferSchema": "true", **options}
+    return input_path, table, fmt, options
+
+
+def _delta_version(spark: SparkSession, path: str | None, table: str | None) -> int | None:
+    """The current version of a Delta source (None if it has no history we can read)."""
+    target = f"delta.`{path.replace('`', '``')}`" if path else table
+    try:
+        with quiet_pyspark_errors():
+            rows = spark.sql(f"DESCRIBE HISTORY {target} LIMIT 1").select("version").collect()
+    except Exception:  # noqa: BLE001 - not a Delta table: read it as is
+        return None
+    return int(rows[0][0]) if rows else None
+
+
+def read_dataset(
+    spark: SparkSession,
+    contract: Contract,
+    input_path: str | None = None,
+    input_format: str | None = None,
+    table: str | None = None,
+    filter: str | None = None,
+    *,
+    pin_version: bool = False,
+) -> DataFrame:
+    """The DataFrame a run evaluates: ``input_path`` (``input_format``, default the contract's, else
+    delta) or catalog ``table``, else the contract's ``dataset``; restricted by ``filter``.
+
+    ``pin_version`` reads a Delta source at its current version, so that every later pass over
+    the DataFrame (scan, quarantine, valid rows) sees the same rows even if a writer commits
+    meanwhile. Raises :class:`RunArgumentError` (nothing to read, invalid filter) or
+    :class:`DatasetError` (cannot read), each with a one-line reason.
+
+    Example::
+
+        df = read_dataset(spark, contract, "/data/orders", "delta", filter="order_date = '2024-05-01'")
+    """
+    path, name, fmt, options = _source(contract, input_path, input_format, table)
+    version = _delta_version(spark, path, name) if pin_version and fmt == "delta" else None
+    where = f"table {name!r}" if name else f"{fmt} dataset {path!r}"
+    try:
+        with quiet_pyspark_errors():
+            reader = spark.read.options(**options)
+            if version is not None:
+                reader = reader.option("versionAsOf", version)
+            if name:
+                df = reader.table(name)
+            else:
+                df = reader.format(fmt).load(path)
+            df.schema  # resolve now: a missing path fails here, not in the middle of the scan
+    except Exception as exc:  # noqa: BLE001 - AnalysisException, Py4JJavaError…
+        raise DatasetError(f"cannot read {where}: {first_line(exc)}") from None
+    if filter:
+        try:
+            df = df.where(filter_condition(df, filter))
+        except ValueError as exc:
+            raise RunArgumentError(str(exc)) from None
+    return df
+
+
+# --------------------------------------------------------------------------------------- running
+
+
+def run_contract(
+    spark: SparkSession,
+    contract: Contract,
+    *,
+    input_path: str | None = None,
+    input_format: str | None = None,
+    table: str | None = None,
+    filter: str | None = None,
+    reference_time: dt.datetime | str | None = None,
+    run_id: str | None = None,
+    results_table: str | None = None,
+    quarantine_table: str | None = None,
+    valid_table: str | None = None,
+    dag_id: str | None = None,
+    task_id: str | None = None,
+    airflow_run_id: str | None = None,
+    progress: Progress | None = None,
+) -> ContractResult:
+    """Read, evaluate and (when targets are given) write the Delta outputs; returns the result.
+
+    ``run_id`` defaults to a fresh id per run (``make_run_id(contract, dataset, start time)``);
+    pass the same id again to replace that run's rows in every table. Quarantine/valid rows are
+    written before the results, so the results table never announces rows that are not there.
+
+    Example::
+
+        result = run_contract(spark, contract, input_path="/data/orders", run_id="nightly-2024-05-01",
+                              results_table="/wh/dq_results", quarantine_table="/wh/quarantine/orders")
+    """
+    say = progress or _noop
+    started_at = utcnow()
+    try:
+        reference = parse_time(reference_time) if reference_time is not None else None
+    except ValueError as exc:
+        raise RunArgumentError(f"--reference-time: {exc}") from None
+    dataset = dataset_name(contract, input_path, table) if (input_path or table) else (
+        contract.dataset.name or "<unknown>")
+    run_id = run_id or make_run_id(contract.name, dataset, format_time(started_at))
+    writes_rows = bool(quarantine_table or valid_table)
+
+    began = time.perf_counter()
+    df = read_dataset(spark, contract, input_path, input_format, table, filter, pin_version=writes_rows)
+    say(f"read: {dataset} ({len(df.columns)} columns"
+        + (f", filter {filter}" if filter else "") + f") in {time.perf_counter() - began:.2f} s")
+
+    evaluator = Evaluator(
+        contract, df, reference, run_id=run_id, dataset=dataset, filter=filter, apply_filter=False,
+        dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=say, started_at=started_at,
+    )
+    result = evaluator.run()
+
+    if writes_rows or results_table:
+        # Imported here: the sinks need delta-spark, which a plain evaluation does not.
+        from . import sinks
+
+        if writes_rows:
+            began = time.perf_counter()
+            valid, quarantined = sinks.split_annotated(annotate(contract, df, result))
+            if quarantine_table:
+                result.quarantine_table = quarantine_table
+                result.quarantine_rows = sinks.write_quarantine(spark, quarantined, quarantine_table, run_id=run_id)
+            if valid_table:
+                result.valid_table = valid_table
+                result.valid_rows = sinks.write_valid(spark, valid, valid_table, run_id=run_id)
+            say(f"rows: quarantined {result.quarantine_rows if quarantine_table else '-'}, "
+                f"valid {result.valid_rows if valid_table else '-'} in {time.perf_counter() - began:.2f} s")
+        if results_table:
+            began = time.perf_counter()
+            result.results_table = results_table
+            result.finished_at = utcnow()
+            sinks.write_results(spark, result.checks, results_table, run_id=run_id)
+            say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
+    result.finished_at = utcnow()
+    return result
+
+
+# --------------------------------------------------------------------------------------- CLI
+
+
+@contextlib.contextmanager
+def _jvm_output_to(log_path: str) -> Iterator[None]:
+    """Point this process's stdout/stderr at ``log_path`` while the Spark JVM starts.
+
+    The JVM inherits the file descriptors at launch, so Ivy's resolution report, log4j's start-up
+    warnings and every later Spark log line go to the file instead of the user's terminal; Python
+    gets its own descriptors back as soon as the session exists.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    target = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)
+
+
+def _conf_pairs(items: list[str] | None) -> dict[str, str]:
+    conf: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise RunArgumentError(f"--conf expects KEY=VALUE, got {item!r}")
+        conf[key.strip()] = value
+    return conf
+
+
+def _tail(path: str, lines: int = 15) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return "".join(handle.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _start_spark(args: argparse.Namespace, contract: Contract, say: Progress) -> tuple[SparkSession, bool]:
+    """The session to run on and whether we started it (an active one is reused, never stopped)."""
+    from .session import get_spark
+
+    conf = _conf_pairs(getattr(args, "conf", None))
+    master = getattr(args, "master", None) or "local[*]"
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    handle, log_path = tempfile.mkstemp(prefix="dq-contracts-spark-", suffix=".log")
+    os.close(handle)
+    began = time.perf_counter()
+    try:
+        with _jvm_output_to(log_path):
+            spark = get_spark(app_name=f"dq-contracts:{contract.name}", master=master, conf=conf)
+    except Exception as exc:  # noqa: BLE001 - report why Spark did not start, with its own words
+        raise DatasetError(f"Spark did not start ({first_line(exc)}); last lines of {log_path}:\n"
+                           f"{_tail(log_path)}") from None
+    say(f"spark: {master} session in {time.perf_counter() - began:.1f} s (Spark log: {log_path})")
+    return spark, True
+
+
+def _print_outcome(result: ContractResult, out: Any) -> None:
+    counts = result.counts()
+    print(f"{result.contract_name}: decision {result.decision} (status {result.status}; "
+          f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error; "
+          f"{result.row_count:,} rows; run {result.run_id})", file=out)
+    for record in result.checks:
+        if record.status != "passed":
+            print(f"  {record.status.upper():6} {record.severity} {record.action:10} {record.check_id}: "
+                  f"{record.message}", file=out)
+
+
+def run_from_cli(args: argparse.Namespace) -> int:
+    """``dq-contracts run`` (DESIGN §7). Returns the exit code; never lets a traceback through.
+
+    0 pass or quarantine · 1 invalid contract or arguments · 3 gate · 4 the run failed.
+    """
+    quiet = bool(getattr(args, "quiet", False))
+    json_out = getattr(args, "json_out", None)
+
+    def say(message: str) -> None:
+        if not quiet:
+            print(f"[dq-contracts] {message}", file=sys.stderr, flush=True)
+
+    try:
+        contract = load_contract(args.contract)
+    except ContractValidationError as err:
+        for issue in err.issues:
+            print(str(issue), file=sys.stderr)
+        return EXIT_INVALID
+    spark: SparkSession | None = None
+    started = False
+    try:
+        if args.reference_time:
+            try:
+                parse_time(args.reference_time)
+            except ValueError as exc:
+                raise RunArgumentError(f"--reference-time: {exc}") from None
+        _conf_pairs(getattr(args, "conf", None))
+        say(f"contract {contract.name} {contract.version or ''}".rstrip()
+            + f": {sum(1 for _ in contract.all_checks())} checks")
+        spark, started = _start_spark(args, contract, say)
+        result = run_contract(
+            spark, contract, input_path=args.input, input_format=args.input_format, table=args.table,
+            filter=args.filter, reference_time=args.reference_time, run_id=args.run_id,
+            results_table=args.results_table, quarantine_table=args.quarantine_table,
+            valid_table=args.valid_table, progress=say,
+        )
+    except RunArgumentError as exc:
+        print(f"dq-contracts run: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except DatasetError as exc:
+        print(f"dq-contracts run: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    except Exception as exc:  # noqa: BLE001 - SinkError, Spark failures: one readable line, no traceback
+        print(f"dq-contracts run: failed: {first_line(exc, limit=2000)}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    finally:
+        if spark is not None and started:
+            with contextlib.suppress(Exception):
+                spark.stop()
+
+    summary = result.summary()
+    text = json.dumps(summary, indent=2, allow_nan=False)
+    if json_out == "-":
+        print(text)
+    elif json_out:
+        try:
+            with open(json_out, "w", encoding="utf-8") as handle:
+                handle.write(text + "\n")
+        except OSError as exc:
+            print(f"dq-contracts run: cannot write --json-out {json_out!r}: {exc.strerror}", file=sys.stderr)
+            return EXIT_RUN_FAILED
+        say(f"summary written to {json_out}")
+    if not quiet:
+        # With the JSON on stdout, the human summary goes to stderr so the JSON stays parseable.
+        _print_outcome(result, sys.stderr if json_out == "-" else sys.stdout)
+    return EXIT_GATE if result.decision == DECISION_GATE else EXIT_OK
