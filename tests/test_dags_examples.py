@@ -230,6 +230,27 @@ def test_pass_publishes_everything(pipeline, env, watch_execute):
     gold = _table_rows(env / "gold" / "orders", "order_date", day)
     assert sorted(r["order_id"] for r in gold) == sorted(r["order_id"] for r in expected)
     assert [c["try_number"] for c in watch_execute] == [1]
+    _readback_refuses_missing_or_miscounted_rows(summary, env)
+
+
+def _readback_refuses_missing_or_miscounted_rows(summary: dict[str, Any], warehouse: Path) -> None:
+    """The operator never builds an XCom the table does not back: no rows, or a count mismatch, fails."""
+    from airflow_dq_contracts.contract import load_contract
+    from airflow_dq_contracts.operators.contract_check import collect_summary
+    from airflow_dq_contracts.version_compat import AirflowException
+
+    contract = load_contract(str(EXAMPLES / "contracts" / "orders.yaml"))
+    now = dt.datetime.now(UTC)
+    common = dict(dataset="d", results_table=str(warehouse / "dq_results"), quarantine_table=None,
+                  valid_table=None, warehouse=str(warehouse), filter=None, started_at=now, finished_at=now)
+    rebuilt = collect_summary(contract, run_id=summary["run_id"], **common)
+    assert rebuilt["checks"] == summary["checks"]
+    with pytest.raises(AirflowException, match="holds no rows for run dq-nope"):
+        collect_summary(contract, run_id="dq-nope", **common)
+    with pytest.raises(AirflowException, match="the job reported 27 check results .* holds 26"):
+        collect_summary(contract, run_id=summary["run_id"], reported={"checks": 27}, **common)
+    with pytest.raises(AirflowException, match="cannot read run .* back from its Delta tables: .*does not exist"):
+        collect_summary(contract, run_id=summary["run_id"], **{**common, "results_table": str(warehouse / "nope")})
 
 
 def test_quarantine_sets_bad_rows_aside_and_a_retry_leaves_one_copy(pipeline, env, watch_execute, monkeypatch):

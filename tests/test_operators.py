@@ -200,8 +200,7 @@ def test_absolute_contract_path_and_dict_contract(tmp_path):
     op = _check(tmp_path, contract=as_dict)
     op.render_template_fields(_context())
     contract, text = op.load_contract()
-    assert contract.columns[0].checks[0].params["values"] == ("2024-05-01",) or \
-        list(contract.columns[0].checks[0].params["values"]) == ["2024-05-01"]
+    assert contract.columns[0].checks[0].params["values"] == ["2024-05-01"]
     assert json.loads(text)["columns"][0]["checks"][0]["name"] == "d is 2024-05-01"
 
 

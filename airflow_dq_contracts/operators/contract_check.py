@@ -171,10 +171,16 @@ def collect_summary(
     ``reported`` is the job's own completion payload (client mode); it is cross-checked against
     the table, never trusted instead of it: a mismatch means rows were lost or duplicated.
     """
-    from airflow_dq_contracts.results_store import read_results
+    from airflow_dq_contracts.delta_metadata import DeltaMetadataError
+    from airflow_dq_contracts.results_store import ResultsStoreError, read_results
 
-    location = readable_location(results_table, warehouse)
-    records = read_results(location, run_id)
+    try:
+        location = readable_location(results_table, warehouse)
+        records = read_results(location, run_id)
+        quarantine_rows = _count_run_rows(quarantine_table, warehouse, run_id)
+        valid_rows = _count_run_rows(valid_table, warehouse, run_id)
+    except (ResultsStoreError, DeltaMetadataError, ValueError) as exc:
+        raise AirflowException(f"cannot read run {run_id} back from its Delta tables: {exc}") from None
     if not records:
         raise AirflowException(
             f"the results table {results_table} holds no rows for run {run_id}: the job reported success "
@@ -198,9 +204,9 @@ def collect_summary(
         finished_at=parse_time((reported or {}).get("finished_at")) or finished_at,
         results_table=results_table,
         quarantine_table=quarantine_table,
-        quarantine_rows=_count_run_rows(quarantine_table, warehouse, run_id),
+        quarantine_rows=quarantine_rows,
         valid_table=valid_table,
-        valid_rows=_count_run_rows(valid_table, warehouse, run_id),
+        valid_rows=valid_rows,
         filter=filter,
     )
     summary = result.summary()
