@@ -311,7 +311,7 @@ class StandaloneCluster:
     carrier_jar: Path = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
-        for sub in ("logs", "pids", "conf", "work", "shared"):
+        for sub in ("logs", "pids", "conf", "work", "shared", "recovery"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         # Read by every spark-submit run with submit_env() (SPARK_CONF_DIR), so drivers and
         # executors of the tests start with the fast JVM options; --conf still overrides them.
@@ -378,8 +378,14 @@ class StandaloneCluster:
             SPARK_DAEMON_JAVA_OPTS=FAST_JVM_OPTS,
             SPARK_NICENESS="0",
             # The REST server is what Airflow's SparkSubmitHook polls (and kills through) in
-            # standalone cluster mode; spark-submit --status/--kill use it too.
-            SPARK_MASTER_OPTS=f"-Dspark.master.rest.enabled=true -Dspark.master.rest.port={self.rest_port}",
+            # standalone cluster mode; spark-submit --status/--kill use it too. Recovery state on
+            # disk lets a restarted master take back running applications and drivers: without
+            # it, the worker re-registers, the new master orders it to kill the executors it does
+            # not know, and a running client-mode job hangs forever with no executor.
+            SPARK_MASTER_OPTS=(
+                f"-Dspark.master.rest.enabled=true -Dspark.master.rest.port={self.rest_port}"
+                f" -Dspark.deploy.recoveryMode=FILESYSTEM -Dspark.deploy.recoveryDirectory={self.root / 'recovery'}"
+            ),
         )
         return env
 
@@ -447,7 +453,11 @@ class StandaloneCluster:
         self.wait_for_workers(1, timeout=START_TIMEOUT_S)
 
     def start_master(self) -> None:
-        """(Re)start only the master, on the same ports, and wait for the worker to re-register."""
+        """(Re)start only the master, on the same ports, and wait for the worker to re-register.
+
+        The master recovers running applications and drivers from its recovery folder
+        (``spark.deploy.recoveryMode=FILESYSTEM``), as a production master should be set up.
+        """
         out = self._daemon("start", MASTER_CLASS, *self._master_args()).communicate(timeout=60)[0]
         if "failed to launch" in out:
             raise ClusterStartError(f"master could not launch:\n{out}{self.log_tails()}")
@@ -645,4 +655,5 @@ def spark_cluster() -> Iterator[StandaloneCluster]:
                     + ", ".join(f"{p.kind}({p.pid})" for p in leftovers),
                     stacklevel=1,
                 )
-            shutil.rmtree(cluster.root, ignore_errors=True)
+            if not os.environ.get("DQ_KEEP_TEST_CLUSTER"):  # set it to keep logs and work folders
+                shutil.rmtree(cluster.root, ignore_errors=True)

@@ -11,6 +11,8 @@ What these tests establish (Spark 4.1.1, pip wheel, one master + one worker on 1
   its first argument; the master places the driver on the worker (``DriverWrapper`` →
   ``PythonRunner`` → python), ``--packages`` are resolved there, and the REST server reports and
   kills it like any driver;
+* a master that crashes mid-job and comes back with its recovery state leaves the running job
+  alone: it finishes;
 * killing a run — SIGKILL of spark-submit in client mode (what ``SparkSubmitHook.on_kill`` does),
   or the master's kill endpoint in cluster mode (what the hook does in cluster mode) — leaves no
   driver, executor or Python worker process behind.
@@ -227,6 +229,35 @@ def test_cluster_mode_runs_python_driver_on_the_worker_with_delta(
     assert read_delta(table) == expected
     completed = {d["id"]: d for d in cluster.state()["completeddrivers"]}
     assert completed[driver_id]["mainclass"] == "org.apache.spark.deploy.PythonRunner"
+
+
+def test_running_job_survives_a_master_crash_and_restart(idle_cluster: StandaloneCluster, tmp_path: Path) -> None:
+    """A standalone master only schedules: when it dies, a running client-mode job keeps its executors,
+    and a master restarted with recovery state takes the application back; the job then finishes."""
+    cluster = idle_cluster
+    prefix = f"started_master_{tmp_path.name}"
+    log_path = tmp_path / "spark-submit.log"
+    cmd = spark_submit_cmd(cluster) + [str(SLOW_APP), "--marker", str(cluster.shared_dir / prefix), "--seconds", "12"]
+    with log_path.open("w") as log:
+        submit = subprocess.Popen(cmd, env=cluster.submit_env(), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for_files(cluster.shared_dir, prefix, 1, SUBMIT_TIMEOUT_S, "client-mode tasks")
+        cluster.kill_master()
+        assert cluster.daemon_pid("org.apache.spark.deploy.master.Master") is None
+        cluster.start_master()
+        assert submit.wait(timeout=SUBMIT_TIMEOUT_S) == 0, log_path.read_text()[-4000:]
+    finally:
+        if submit.poll() is None:
+            submit.kill()
+        if cluster.daemon_pid("org.apache.spark.deploy.master.Master") is None:
+            cluster.start_master()  # never leave the shared cluster without its master
+    output = log_path.read_text()
+    assert "Disconnected from Spark cluster! Waiting for reconnection..." in output
+    app_id = re.search(r"app ID (app-\d{14}-\d{4})", output)
+    assert app_id, output[-2000:]
+    state = cluster.state()
+    assert state["status"] == "ALIVE" and state["aliveworkers"] == 1
+    assert app_id.group(1) in {app["id"] for app in state["completedapps"]}  # the new master knew it
 
 
 def test_sigkill_of_client_mode_spark_submit_leaves_no_process(idle_cluster: StandaloneCluster, tmp_path: Path) -> None:
