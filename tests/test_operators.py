@@ -204,6 +204,13 @@ def test_absolute_contract_path_and_dict_contract(tmp_path):
     assert json.loads(text)["columns"][0]["checks"][0]["name"] == "d is 2024-05-01"
 
 
+def test_inline_yaml_errors_are_located_in_the_task(tmp_path):
+    op = _check(tmp_path, contract="name: x\ncolumns:\n  - {name: a, checks: [{name: n, type: nope}]}\n")
+    op.render_template_fields(_context())
+    message = _fail_message(op.load_contract)
+    assert message.splitlines()[1].startswith("<check.contract>:3: columns[0].checks[0].type: unknown column-level check type 'nope'")
+
+
 def test_render_contract_false_keeps_braces(tmp_path):
     text = GOOD.replace("{{ ds }}", "{{ not_a_template }}")
     (tmp_path / "raw.yaml").write_text(text)

@@ -324,7 +324,8 @@ class ContractCheckOperator(BaseOperator):
         self.warehouse = warehouse
         self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
         # What the contract was before rendering (a path locates errors; the text replaces it).
-        self._contract_origin = self.contract if isinstance(self.contract, str) else f"<{self.task_id}.contract>"
+        self._contract_origin = (self.contract if self._is_contract_path(self.contract)
+                                 else f"<{self.task_id}.contract>")
         self._hook: ContractSubmitHook | None = None
 
     # ------------------------------------------------------------------ contract
