@@ -164,6 +164,10 @@ def test_spark_default_connection_resolves_to_the_compose_master(compose: dict[s
     # on the port the connection names.
     opts = services["spark-master"]["environment"]["SPARK_MASTER_OPTS"]
     assert "-Dspark.master.rest.enabled=true" in opts
+    # A restarted master must take running applications back (see tests/test_cluster.py).
+    recovery = re.search(r"-Dspark\.deploy\.recoveryDirectory=(\S+)", opts)
+    assert "-Dspark.deploy.recoveryMode=FILESYSTEM" in opts and recovery
+    assert recovery.group(1) in _mounts(services["spark-master"])
     rest_port = re.search(r"-Dspark\.master\.rest\.port=(\d+)", opts)
     assert rest_port and resolved["rest_endpoint"] == f"http://{host}:{rest_port.group(1)}"
     assert resolved["spark_binary"] == "spark-submit"
