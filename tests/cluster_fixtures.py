@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import ipaddress
 import json
 import os
 import shutil
@@ -44,7 +45,7 @@ import uuid
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import pytest
 
@@ -253,6 +254,41 @@ def find_marked_processes(marker_value: str | None = None, cwd_root: Path | None
         if not raw:  # a zombie or a kernel thread: nothing to run, nothing to leak
             continue
         found.append(ClusterProcess(pid, _ppid(pid), raw.replace(b"\0", b" ").decode(errors="replace").strip()))
+    return found
+
+
+def listening_addresses(pid: int) -> set[tuple[str, int]]:
+    """(address, port) of every TCP socket ``pid`` listens on, read from ``/proc`` (IPv4-mapped
+    IPv6 addresses are given as IPv4)."""
+    inodes = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    except OSError:
+        return set()
+    found: set[tuple[str, int]] = set()
+    for table in ("tcp", "tcp6"):
+        rows = (_read_proc(pid, f"net/{table}") or b"").decode().splitlines()[1:]
+        for row in rows:
+            fields = row.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state != "0A" or inode not in inodes:  # 0A = LISTEN
+                continue
+            hex_addr, hex_port = local.split(":")
+            raw = bytes.fromhex(hex_addr)
+            # The kernel prints each 32-bit word in host (little-endian) byte order.
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            addr: ipaddress.IPv4Address | ipaddress.IPv6Address = (
+                ipaddress.IPv4Address(raw) if len(raw) == 4 else ipaddress.IPv6Address(raw)
+            )
+            if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped:
+                addr = addr.ipv4_mapped
+            found.add((str(addr), int(hex_port, 16)))
     return found
 
 
@@ -585,7 +621,7 @@ def _tail(path: Path, lines: int) -> str:
         return f"(no {path})"
 
 
-def _wait_until(predicate: Any, timeout: float, message: str) -> None:
+def _wait_until(predicate: Callable[[], bool], timeout: float, message: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

@@ -35,8 +35,11 @@ from typing import Iterator
 
 import pytest
 from cluster_fixtures import (  # noqa: F401  (spark_cluster is a fixture)
+    MASTER_CLASS,
+    WORKER_CLASS,
     ClusterProcess,
     StandaloneCluster,
+    listening_addresses,
     python_cluster_mode_args,
     resolve_jars,
     spark_cluster,
@@ -160,6 +163,15 @@ def test_worker_registered_on_loopback_with_its_limits(spark_cluster: Standalone
     assert (worker["host"], worker["state"], worker["cores"], worker["memory"]) == ("127.0.0.1", "ALIVE", 2, 2048)
     daemons = {p.kind for p in spark_cluster.processes() if p.is_jvm}
     assert {"master", "worker"} <= daemons
+    # Bound to the loopback only: RPC, web UIs and the REST server alike.
+    master_pid, worker_pid = spark_cluster.daemon_pid(MASTER_CLASS), spark_cluster.daemon_pid(WORKER_CLASS)
+    assert master_pid and worker_pid
+    master_sockets, worker_sockets = listening_addresses(master_pid), listening_addresses(worker_pid)
+    assert {spark_cluster.master_port, spark_cluster.master_ui_port, spark_cluster.rest_port} <= {
+        port for _, port in master_sockets
+    }
+    assert {spark_cluster.worker_port, spark_cluster.worker_ui_port} <= {port for _, port in worker_sockets}
+    assert {addr for addr, _ in master_sockets | worker_sockets} == {"127.0.0.1"}
 
 
 def test_client_mode_writes_and_reads_delta_on_shared_folder(idle_cluster: StandaloneCluster, tmp_path: Path) -> None:
@@ -243,13 +255,13 @@ def test_running_job_survives_a_master_crash_and_restart(idle_cluster: Standalon
     try:
         wait_for_files(cluster.shared_dir, prefix, 1, SUBMIT_TIMEOUT_S, "client-mode tasks")
         cluster.kill_master()
-        assert cluster.daemon_pid("org.apache.spark.deploy.master.Master") is None
+        assert cluster.daemon_pid(MASTER_CLASS) is None
         cluster.start_master()
         assert submit.wait(timeout=SUBMIT_TIMEOUT_S) == 0, log_path.read_text()[-4000:]
     finally:
         if submit.poll() is None:
             submit.kill()
-        if cluster.daemon_pid("org.apache.spark.deploy.master.Master") is None:
+        if cluster.daemon_pid(MASTER_CLASS) is None:
             cluster.start_master()  # never leave the shared cluster without its master
     output = log_path.read_text()
     assert "Disconnected from Spark cluster! Waiting for reconnection..." in output
