@@ -10,7 +10,10 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as dt
+import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -151,6 +154,21 @@ def test_results_schema_partitioning_and_read_back_by_spark_and_delta_rs(spark, 
     assert rs.schema().to_arrow().names == [name for name, _ in EXPECTED_RESULTS_SCHEMA]
     assert results_store.read_results(path, "run-1")[0].evaluated_at == T0
 
+    # The operator's side: a fresh interpreter reads the run back with no pyspark (and no JVM).
+    script = (
+        "import json, sys\n"
+        "from airflow_dq_contracts.results_store import read_results\n"
+        "checks = read_results(sys.argv[1], 'run-1')\n"
+        "print(json.dumps({'pyspark': any(m.split('.')[0] == 'pyspark' for m in sys.modules),\n"
+        "                  'checks': [c.to_dict() for c in checks]}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["pyspark"] is False
+    assert [c["check_id"] for c in answer["checks"]] == sorted(r.check_id for r in records)
+    assert answer["checks"][0]["evaluated_at"] == "2024-03-01T12:30:15.123456Z"
+
 
 def test_same_run_twice_leaves_one_copy_and_other_runs_accumulate(spark, tmp_path):
     sk = sinks()
@@ -208,12 +226,17 @@ def test_four_concurrent_writers_into_a_table_that_does_not_exist_yet(spark, tmp
     expected = as_dicts([r for records in runs.values() for r in records])
     assert as_dicts(sk.read_results(spark, path)) == expected
     assert len(write_commits(spark, path)) == 4  # nothing written twice
+    from delta.tables import DeltaTable
+
+    operations = [r["operation"] for r in DeltaTable.forPath(spark, path).history().collect()]
+    assert operations.count("CREATE TABLE") == 1  # the creation race had exactly one winner
     print(f"4 concurrent result writers: {elapsed:.1f}s")
 
 
 def test_table_name_target_in_the_default_database(spark):
     sk = sinks()
-    name = f"dq_sinks_results_{uuid.uuid4().hex[:8]}"
+    suffix = uuid.uuid4().hex[:8]
+    name, quarantine = f"dq_sinks_results_{suffix}", f"dq_sinks_quarantine_{suffix}"
     assert not sk.is_path(name)
     try:
         sk.write_results(spark, make_records("run-1", n=2), name, run_id="run-1")
@@ -227,8 +250,17 @@ def test_table_name_target_in_the_default_database(spark):
         assert as_dicts(sk.read_results(spark, name, run_id="run-1")) == as_dicts(again)
         with pytest.raises(results_store.ResultsStoreError, match="catalog table name"):
             results_store.read_results(name, "run-1")
+
+        # Quarantine by name too; a first run with nothing to set aside still creates the table.
+        empty = spark.createDataFrame([], f"id int, _dq_violations {VIOLATIONS_DDL}")
+        assert sk.write_quarantine(spark, empty, quarantine, run_id="run-1") == 0
+        assert spark.table(quarantine).columns == ["id", "_dq_run_id", "_dq_violations", "_dq_quarantined_at"]
+        rows = spark.createDataFrame([(1, [violation("c:q", "gate")])], f"id int, _dq_violations {VIOLATIONS_DDL}")
+        assert sk.write_quarantine(spark, rows, quarantine, run_id="run-2") == 1
+        assert [(r["id"], r["_dq_run_id"]) for r in spark.table(quarantine).collect()] == [(1, "run-2")]
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"DROP TABLE IF EXISTS {quarantine}")
 
 
 def test_results_input_errors_are_clear(spark, tmp_path):
@@ -258,6 +290,10 @@ def test_results_input_errors_are_clear(spark, tmp_path):
     spark.createDataFrame([(1, "x")], "run_id int, note string").write.format("delta").save(other)
     with pytest.raises(sk.SinkError, match=r"different schema .*column run_id is int, expected string"):
         sk.write_results(spark, make_records("run-1", n=1), other, run_id="run-1")
+    annotated = spark.createDataFrame([(1, [])], f"id int, _dq_violations {VIOLATIONS_DDL}")
+    with pytest.raises(sk.SinkError, match="is not a quarantine table .*no _dq_run_id"):
+        sk.write_quarantine(spark, annotated, other, run_id="run-1")
+    assert spark.read.format("delta").load(other).columns == ["run_id", "note"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -347,6 +383,14 @@ def test_split_quarantine_and_valid_conserve_rows(spark, tmp_path):
 
     # A retried run replaces its published valid rows instead of duplicating them.
     assert sk.write_valid(spark, valid, v_path, run_id="run-1") == 5
+    assert run_counts(spark, v_path, "_dq_run_id") == {"run-1": 5}
+
+    # The sinks refuse each other's tables rather than mixing two kinds of rows.
+    with pytest.raises(sk.SinkError, match="is not a valid table .*has _dq_violations"):
+        sk.write_valid(spark, valid, q_path, run_id="run-2")
+    with pytest.raises(sk.SinkError, match="is not a quarantine table .*no _dq_violations, _dq_quarantined_at"):
+        sk.write_quarantine(spark, quarantined, v_path, run_id="run-2")
+    assert run_counts(spark, q_path, "_dq_run_id") == {"run-1": 5}
     assert run_counts(spark, v_path, "_dq_run_id") == {"run-1": 5}
 
 
@@ -477,30 +521,15 @@ def blocking_frame(spark, signal_dir: Path):
     return frame.withColumn("note", wait_for_other_writer("note"))
 
 
-def test_conflicting_commit_is_retried_and_lands_once(spark, tmp_path):
+def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark, tmp_path):
     sk = sinks()
     path = str(tmp_path / "quarantine")
     seed = spark.createDataFrame([(0, "seed", [violation("c:q", "quarantine")])],
                                  f"id int, note string, _dq_violations {VIOLATIONS_DDL}")
     sk.write_quarantine(spark, seed, path, run_id="seed")
-    signals = tmp_path / "signals"
-    signals.mkdir()
-    with Interferer(spark, path, signals, budget=1) as interferer:
-        written = sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=3)
-    assert not interferer.errors, interferer.errors
-    assert interferer.commits == 1
-    assert written == 1
-    assert run_counts(spark, path, "_dq_run_id") == {"seed": 1, "other-0": 1, "mine": 1}
-    assert len(list(signals.glob("go-*"))) == 2  # the first attempt conflicted, the second landed
 
-
-def test_exhausted_retries_raise_a_clear_error_and_write_nothing(spark, tmp_path):
-    sk = sinks()
-    path = str(tmp_path / "quarantine")
-    seed = spark.createDataFrame([(0, "seed", [violation("c:q", "quarantine")])],
-                                 f"id int, note string, _dq_violations {VIOLATIONS_DDL}")
-    sk.write_quarantine(spark, seed, path, run_id="seed")
-    signals = tmp_path / "signals"
+    # Every attempt conflicts: after max_attempts a clear error, and nothing of the run is written.
+    signals = tmp_path / "signals-exhausted"
     signals.mkdir()
     with Interferer(spark, path, signals, budget=100) as interferer:
         with pytest.raises(sk.SinkError) as caught:
@@ -513,3 +542,14 @@ def test_exhausted_retries_raise_a_clear_error_and_write_nothing(spark, tmp_path
     assert caught.value.attempts == 2 and caught.value.target == path
     assert interferer.commits == 2
     assert run_counts(spark, path, "_dq_run_id") == {"seed": 1, "other-0": 1, "other-1": 1}
+
+    # Only the first attempt conflicts: the retry lands, exactly once.
+    signals = tmp_path / "signals-retried"
+    signals.mkdir()
+    with Interferer(spark, path, signals, budget=1) as interferer:
+        written = sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=3)
+    assert not interferer.errors, interferer.errors
+    assert interferer.commits == 1
+    assert written == 1
+    assert len(list(signals.glob("go-*"))) == 2  # the first attempt conflicted, the second landed
+    assert run_counts(spark, path, "_dq_run_id") == {"seed": 1, "other-0": 2, "other-1": 1, "mine": 1}

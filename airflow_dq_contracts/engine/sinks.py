@@ -110,8 +110,6 @@ RESULTS_PARTITION_COLUMNS: tuple[str, ...] = ("contract_name",)
 #: Violation actions that send a row to quarantine; ``flag`` rows stay valid.
 QUARANTINING_ACTIONS: tuple[str, ...] = (DECISION_QUARANTINE, DECISION_GATE)
 
-VIOLATION_TYPE = T.ArrayType(T.StructType([T.StructField(f, T.StringType(), True) for f in VIOLATION_FIELDS]), True)
-
 # Backoff between conflicting commits: 0.2 s, 0.4 s, 0.8 s … capped at 5 s, each drawn uniformly
 # from [half, full] so that writers which collided once do not collide again in lockstep.
 RETRY_BASE_SECONDS = 0.2
@@ -589,6 +587,29 @@ def _type_conflicts(existing: T.StructType, incoming: T.StructType) -> list[str]
     return conflicts
 
 
+# Bookkeeping columns a table of each kind must have / must not have. mergeSchema would happily
+# widen *any* Delta table, so pointing the quarantine sink at the results table (or the valid sink
+# at the quarantine table) would silently mix two kinds of rows; this refuses it instead.
+_LAYOUT = {
+    "quarantine": ((QUARANTINE_RUN_ID, QUARANTINE_VIOLATIONS, QUARANTINE_AT), ()),
+    "valid": ((QUARANTINE_RUN_ID,), (QUARANTINE_VIOLATIONS, QUARANTINE_AT)),
+}
+
+
+def _check_layout(schema: T.StructType, target: _Target) -> None:
+    required, forbidden = _LAYOUT[target.kind]
+    names = {name.lower() for name in schema.names}
+    missing = [c for c in required if c.lower() not in names]
+    extra = [c for c in forbidden if c.lower() in names]
+    if missing or extra:
+        reason = f"it has no {', '.join(missing)} column" if missing else f"it has {', '.join(extra)}"
+        raise SinkError(
+            f"{target} exists but is not a {target.kind} table ({reason}); "
+            "give each sink (results, quarantine, valid) its own table",
+            target=target.text,
+        )
+
+
 def _write_run_rows(
     spark: SparkSession,
     out: DataFrame,
@@ -603,6 +624,8 @@ def _write_run_rows(
 
     def attempt(_: int) -> None:
         exists = resolved.exists(spark)
+        if exists:
+            _check_layout(resolved.read(spark).schema, resolved)
         try:
             _replace_run_rows(
                 out,
