@@ -315,24 +315,43 @@ class Evaluator:
         except Exception as exc:  # noqa: BLE001 - isolate the metric(s) that break the scan
             fallback = True
             log.warning("shared scan failed (%s); evaluating metrics one by one", first_line(exc))
-            with job_group(self.spark, group, f"dq-contracts scan of {self.dataset} (fallback)"):
-                # If even counting rows fails, the data itself is unreadable: that is a run failure.
-                values = list(self.df.agg(*self._row_count_exprs()[1]).collect()[0])
-                for item in live:
-                    lo, hi = item.scan_slice
-                    if lo == hi:
-                        continue
-                    try:
-                        with quiet_pyspark_errors():
-                            item.scan_values = list(self.df.agg(*exprs[lo:hi]).collect()[0])
-                    except Exception as metric_exc:  # noqa: BLE001
-                        item.error = f"Spark could not compute this metric: {first_line(metric_exc)}"
+            values = self._scan_one_by_one(live, keys, exprs, group)
         self.row_counts = {key: int(values[index] or 0) for index, key in enumerate(keys)}
         seconds = time.perf_counter() - began
         detail = (f"{self.row_counts[None]:,} rows, {len(exprs)} aggregates in one pass"
                   + (" (fallback: one pass per metric)" if fallback else ""))
         self.stats.append(PhaseStat("scan", seconds, group, detail))
         self.progress(f"scan: {detail} in {seconds:.2f} s")
+
+    def _scan_one_by_one(self, live: list[_Planned], keys: list[str | None], exprs: list[Column],
+                         group: str) -> list[Any]:
+        """Fallback when the shared scan fails: each row count and each metric alone, errors isolated.
+
+        Slower (one pass per metric) but only ever used when something in the data breaks an
+        expression at run time; the metric(s) that still fail get status ``error`` with Spark's reason.
+        """
+        values: list[Any] = [0] * len(keys)
+        with job_group(self.spark, group, f"dq-contracts scan of {self.dataset} (fallback)"):
+            # If even counting all rows fails, the data itself is unreadable: that is a run failure.
+            values[0] = self.df.agg(exprs[0]).collect()[0][0]
+            for index in range(1, len(keys)):
+                try:
+                    with quiet_pyspark_errors():
+                        values[index] = self.df.agg(exprs[index]).collect()[0][0]
+                except Exception as exc:  # noqa: BLE001 - a per-check filter that fails on the data
+                    for item in live:
+                        if item.scope_key == keys[index]:
+                            item.error = f"filter {keys[index]!r} failed on the data: {first_line(exc)}"
+            for item in live:
+                lo, hi = item.scan_slice
+                if item.error or lo == hi:
+                    continue
+                try:
+                    with quiet_pyspark_errors():
+                        item.scan_values = list(self.df.agg(*exprs[lo:hi]).collect()[0])
+                except Exception as exc:  # noqa: BLE001
+                    item.error = f"Spark could not compute this metric: {first_line(exc)}"
+        return values
 
     def _grouped(self, planned: list[_Planned]) -> None:
         passes: dict[tuple[str, ...], list[tuple[_Planned, list[GroupKey]]]] = {}
