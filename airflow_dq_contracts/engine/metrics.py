@@ -562,7 +562,10 @@ class CompletenessMetric(_TimeColumnMetric):
         assert self.field is not None
         if isinstance(self.field.dataType, T.StringType):
             return self.col
-        return F.floor(self.micros / F.lit(self._unit)).cast("long")
+        # Floor division without a detour through doubles that could round to the next period:
+        # subtract the positive remainder, then the quotient is a whole number (rounded to it).
+        unit = F.lit(self._unit)
+        return F.round((self.micros - F.pmod(self.micros, unit)) / unit).cast("long")
 
     def aggregations(self, scope):
         return [F.collect_set(scope(self._period()))]
