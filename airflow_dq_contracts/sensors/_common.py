@@ -1,0 +1,246 @@
+"""What the two metadata sensors share: where the table is, contract glue, errors, deferral.
+
+No pyspark here or below: the sensors read Delta metadata with delta-rs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any, Mapping, Sequence
+
+from airflow_dq_contracts.contract.timeliness import PartitionValueError, to_utc
+from airflow_dq_contracts.delta_metadata import DeltaMetadataError, TableNotFoundError, resolve_table_path
+from airflow_dq_contracts.version_compat import (
+    AirflowException,
+    AirflowFailException,
+    AirflowSensorTimeout,
+    AirflowSkipException,
+    BaseSensorOperator,
+    Context,
+    PokeReturnValue,
+    default_deferrable,
+)
+
+SUPPORTED_FORMATS = ("delta", "parquet")
+
+
+class SensorConfigError(ValueError):
+    """A sensor built with arguments that cannot work (raised when the DAG is parsed)."""
+
+
+def reference_text(value: Any) -> str | None:
+    """Normalise a (rendered) reference time to an ISO-8601 UTC string, or None for "now".
+
+    Templates render a missing value as ``"None"`` (e.g. ``{{ data_interval_end }}`` of a manual
+    run without a data interval): that also means "now".
+
+    >>> reference_text("2024-01-10T02:00:00+02:00")
+    '2024-01-10T00:00:00Z'
+    >>> reference_text("None") is None
+    True
+    """
+    if value is None or (isinstance(value, str) and value.strip() in ("", "None", "null")):
+        return None
+    try:
+        moment = to_utc(value if isinstance(value, (str, dt.date)) else str(value))
+    except PartitionValueError as exc:
+        raise AirflowFailException(f"reference_time: {exc}") from None
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def check_number(name: str, value: Any, *, integer: bool = False) -> None:
+    """Raise :class:`SensorConfigError` unless ``value`` is a finite number ≥ 0 (or None)."""
+    if value is None:
+        return
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value) or value < 0:
+        what = "an integer" if integer else "a number"
+        raise SensorConfigError(f"{name} must be {what} ≥ 0, got {value!r}")
+
+
+class DeltaMetadataSensorBase(BaseSensorOperator):
+    """Base of :class:`FreshnessSensor` and :class:`CompletenessSensor` (not used directly).
+
+    Locating the table: ``path=`` (a Delta table or a Hive-partitioned Parquet folder, local or
+    object store), or ``table=`` (``db.table``) mapped to ``<warehouse>/<db>.db/<table>`` with
+    ``warehouse=`` or ``$DQ_CONTRACTS_WAREHOUSE`` — Spark's default layout; or, with
+    ``contract=``, the contract's ``dataset``. An explicit ``path``/``table`` wins over the
+    contract's dataset.
+
+    Modes: ``poke`` and ``reschedule`` as for every sensor; ``deferrable=True`` (default from
+    ``[operators] default_deferrable``) checks once in the worker, then hands polling to a trigger.
+
+    Failures that waiting cannot fix (missing column, wrong type, unpartitioned table, invalid
+    contract) fail the task at once, without retries (``AirflowFailException``); a missing table
+    too, unless ``fail_on_missing_table=False``, in which case the sensor waits for it.
+    """
+
+    check_type: str = ""
+    ui_color = "#d9f0e3"
+
+    def __init__(
+        self,
+        *,
+        path: str | None = None,
+        table: str | None = None,
+        warehouse: str | None = None,
+        contract: str | Mapping[str, Any] | None = None,
+        check: str | None = None,
+        reference_time: str | dt.datetime | None = None,
+        storage_options: Mapping[str, str] | None = None,
+        fail_on_missing_table: bool = True,
+        deferrable: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if path and table:
+            raise SensorConfigError(f"{self.task_id}: pass path= or table=, not both")
+        if not (path or table or contract is not None):
+            raise SensorConfigError(f"{self.task_id}: pass path=, table= or contract= to say which table to watch")
+        if check is not None and contract is None:
+            raise SensorConfigError(f"{self.task_id}: check={check!r} needs contract=")
+        if contract is not None and not isinstance(contract, (str, dict)):
+            raise SensorConfigError(f"{self.task_id}: contract= must be a file path or a dict")
+        self.path = path
+        self.table = table
+        self.warehouse = warehouse
+        self.contract = dict(contract) if isinstance(contract, Mapping) else contract
+        self.check = check
+        self.reference_time = reference_time
+        self.storage_options = dict(storage_options) if storage_options else None
+        self.fail_on_missing_table = bool(fail_on_missing_table)
+        self.deferrable = default_deferrable() if deferrable is None else bool(deferrable)
+
+    # ------------------------------------------------------------------ contract and location
+
+    def _contract_check(self) -> tuple[dict[str, Any], Any]:
+        """(params of the chosen check, the contract's dataset) — or ({}, None) without contract."""
+        if self.contract is None:
+            return {}, None
+        from airflow_dq_contracts.contract import ContractValidationError, load_contract
+
+        try:
+            contract = load_contract(self.contract)
+        except ContractValidationError as err:
+            raise AirflowFailException(f"{self.task_id}: invalid contract:\n{err}") from None
+        candidates = [c for c in contract.checks if c.type == self.check_type]
+        if self.check is not None:
+            named = [c for c in contract.all_checks() if c.name == self.check]
+            if not named:
+                known = ", ".join(repr(c.name) for c in contract.checks) or "none"
+                raise AirflowFailException(
+                    f"{self.task_id}: contract {contract.name!r} has no check named {self.check!r} "
+                    f"(table-level checks: {known})"
+                )
+            chosen = named[0]
+            if chosen.type != self.check_type:
+                raise AirflowFailException(
+                    f"{self.task_id}: check {self.check!r} of contract {contract.name!r} is a "
+                    f"{chosen.type!r} check, not {self.check_type!r}"
+                )
+        elif len(candidates) == 1:
+            chosen = candidates[0]
+        elif not candidates:
+            raise AirflowFailException(
+                f"{self.task_id}: contract {contract.name!r} has no {self.check_type} check"
+            )
+        else:
+            listed = ", ".join(repr(c.name) for c in candidates)
+            raise AirflowFailException(
+                f"{self.task_id}: contract {contract.name!r} has {len(candidates)} "
+                f"{self.check_type} checks ({listed}); pass check='<name>'"
+            )
+        return dict(chosen.params), contract.dataset
+
+    def _location(self, dataset: Any) -> str:
+        """The table's path, from ``path``, ``table`` or the contract's dataset."""
+        try:
+            if self.path:
+                return str(self.path)
+            if self.table:
+                return resolve_table_path(str(self.table), self.warehouse)
+            if dataset is not None:
+                fmt = (getattr(dataset, "format", None) or "delta").lower()
+                if fmt not in SUPPORTED_FORMATS:
+                    raise AirflowFailException(
+                        f"{self.task_id}: the contract's dataset is {fmt}; this sensor reads Delta "
+                        f"or Hive-partitioned Parquet metadata ({', '.join(SUPPORTED_FORMATS)})"
+                    )
+                if getattr(dataset, "path", None):
+                    return str(dataset.path)
+                if getattr(dataset, "table", None):
+                    return resolve_table_path(str(dataset.table), self.warehouse)
+        except DeltaMetadataError as exc:
+            raise AirflowFailException(f"{self.task_id}: {exc}") from None
+        raise AirflowFailException(f"{self.task_id}: no path or table to watch")
+
+    # ------------------------------------------------------------------ evaluation
+
+    def _evaluate(self, context: Context) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _trigger(self, context: Context, end_time: str) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def poke(self, context: Context) -> PokeReturnValue:
+        """One look at the table's metadata; logs what it measured."""
+        try:
+            result = self._evaluate(context)
+        except TableNotFoundError as exc:
+            if self.fail_on_missing_table:
+                raise AirflowFailException(f"{self.task_id}: {exc}") from None
+            self.log.info("table not there yet: %s", exc)
+            return PokeReturnValue(is_done=False)
+        except DeltaMetadataError as exc:
+            raise AirflowFailException(f"{self.task_id}: {exc}") from None
+        self.log.info("%s", result.message)
+        return PokeReturnValue(is_done=result.passed, xcom_value=result.to_dict())
+
+    def execute(self, context: Context) -> Any:
+        if not self.deferrable:
+            return super().execute(context)
+        try:
+            first = self.poke(context)
+        except AirflowFailException:
+            if self.soft_fail or getattr(self, "never_fail", False):
+                raise AirflowSkipException(f"{self.task_id}: skipped (soft_fail)") from None
+            raise
+        if first.is_done:
+            return first.xcom_value
+        end_time = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=self.timeout)
+        end_text = end_time.isoformat().replace("+00:00", "Z")
+        self.log.info(
+            "condition not met; deferring to the triggerer, polling every %gs until %s",
+            self.poke_interval, end_text,
+        )
+        self.defer(
+            trigger=self._trigger(context, end_text),
+            method_name="execute_complete",
+            timeout=dt.timedelta(seconds=self.timeout),
+        )
+
+    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
+        """Resume after the trigger fired: return the result (XCom) or fail with its message."""
+        if not event:
+            raise AirflowException(f"{self.task_id}: the trigger ended without an event")
+        if event.get("status") == "success":
+            result = event.get("result") or {}
+            self.log.info("%s", result.get("message", "condition met"))
+            return result
+        message = event.get("message") or str(event)
+        if event.get("status") == "timeout":
+            raise AirflowSensorTimeout(f"{self.task_id}: sensor {message}")
+        raise AirflowFailException(f"{self.task_id}: {event.get('error', 'error')}: {message}")
+
+
+def pick(explicit: Any, params: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    """Explicit sensor argument > the contract check's parameter > default."""
+    if explicit is not None:
+        return explicit
+    value = params.get(key)
+    return default if value is None else value
+
+
+def missing_required(task_id: str, names: Sequence[str]) -> SensorConfigError:
+    return SensorConfigError(f"{task_id}: missing {', '.join(names)} (or pass contract= and check=)")

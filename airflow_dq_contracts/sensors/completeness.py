@@ -1,0 +1,129 @@
+"""``CompletenessSensor``: wait until no partition is missing in the lookback window."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Mapping, Sequence
+
+from airflow_dq_contracts.contract.timeliness import GRANULARITIES
+from airflow_dq_contracts.delta_metadata import CompletenessResult, evaluate_completeness
+from airflow_dq_contracts.sensors._common import (
+    DeltaMetadataSensorBase,
+    SensorConfigError,
+    check_number,
+    missing_required,
+    pick,
+    reference_text,
+)
+from airflow_dq_contracts.version_compat import AirflowFailException, Context
+
+
+class CompletenessSensor(DeltaMetadataSensorBase):
+    """Succeeds when ``gap_count ≤ max_gap_count`` — the contract's ``completeness`` check, as a sensor.
+
+    Partition values come from the Delta log (or, for a plain Parquet folder, from its
+    ``column=value/`` paths); nothing is scanned. Expected periods are those of ``granularity``
+    (``hourly``, ``daily``, ``weekly`` = ISO weeks from Monday, ``monthly``; all UTC) overlapping
+    ``[reference − lookback_days, reference]``; a gap is an expected period with no partition.
+    With ``allow_future_gaps=True`` missing periods after the newest present partition are not
+    yet due; partitions after the reference never count. Full rules:
+    :mod:`airflow_dq_contracts.contract.timeliness`.
+
+    Defaults when neither the arguments nor a contract check say otherwise: ``granularity="daily"``,
+    ``lookback_days=30``, ``max_gap_count=0``, ``allow_future_gaps=True``. ``reference_time``
+    (templated) defaults to the time of each poke.
+
+    The XCom value is the gap report (``gap_count``, ``missing``, ``missing_labels`` …).
+
+    Example::
+
+        wait_complete = CompletenessSensor(
+            task_id="orders_complete", path="/lake/orders", partition_column="order_date",
+            granularity="daily", lookback_days=7, reference_time="{{ data_interval_end }}",
+            mode="reschedule", poke_interval=600)
+    """
+
+    check_type = "completeness"
+    template_fields: Sequence[str] = (
+        "path", "table", "warehouse", "contract", "check", "reference_time", "partition_column",
+    )
+
+    def __init__(
+        self,
+        *,
+        path: str | None = None,
+        table: str | None = None,
+        partition_column: str | None = None,
+        granularity: str | None = None,
+        lookback_days: float | None = None,
+        max_gap_count: int | None = None,
+        allow_future_gaps: bool | None = None,
+        reference_time: str | dt.datetime | None = None,
+        deferrable: bool | None = None,
+        contract: str | Mapping[str, Any] | None = None,
+        check: str | None = None,
+        warehouse: str | None = None,
+        storage_options: Mapping[str, str] | None = None,
+        fail_on_missing_table: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            path=path, table=table, warehouse=warehouse, contract=contract, check=check,
+            reference_time=reference_time, storage_options=storage_options,
+            fail_on_missing_table=fail_on_missing_table, deferrable=deferrable, **kwargs,
+        )
+        try:
+            if granularity is not None and granularity not in GRANULARITIES:
+                raise SensorConfigError(
+                    f"granularity={granularity!r} is not one of {', '.join(GRANULARITIES)}"
+                )
+            check_number("lookback_days", lookback_days)
+            check_number("max_gap_count", max_gap_count, integer=True)
+            if allow_future_gaps is not None and not isinstance(allow_future_gaps, bool):
+                raise SensorConfigError(f"allow_future_gaps must be True or False, got {allow_future_gaps!r}")
+        except SensorConfigError as exc:
+            raise SensorConfigError(f"{self.task_id}: {exc}") from None
+        if contract is None and not partition_column:
+            raise missing_required(self.task_id, ["partition_column"])
+        self.partition_column = partition_column
+        self.granularity = granularity
+        self.lookback_days = lookback_days
+        self.max_gap_count = max_gap_count
+        self.allow_future_gaps = allow_future_gaps
+
+    def _spec(self) -> dict[str, Any]:
+        """Effective parameters: explicit > contract check > default."""
+        params, dataset = self._contract_check()
+        spec = {
+            "path": self._location(dataset),
+            "partition_column": pick(self.partition_column, params, "partition_column"),
+            "granularity": pick(self.granularity, params, "granularity", "daily"),
+            "lookback_days": pick(self.lookback_days, params, "lookback_days", 30),
+            "max_gap_count": pick(self.max_gap_count, params, "max_gap_count", 0),
+            "allow_future_gaps": pick(self.allow_future_gaps, params, "allow_future_gaps", True),
+        }
+        if not spec["partition_column"]:
+            raise AirflowFailException(f"{self.task_id}: the completeness check needs partition_column")
+        return spec
+
+    def _evaluate(self, context: Context) -> CompletenessResult:
+        spec = self._spec()
+        return evaluate_completeness(
+            spec["path"], spec["partition_column"], spec["granularity"],
+            lookback_days=spec["lookback_days"], max_gap_count=spec["max_gap_count"],
+            allow_future_gaps=spec["allow_future_gaps"],
+            reference_time=reference_text(self.reference_time), storage_options=self.storage_options,
+        )
+
+    def _trigger(self, context: Context, end_time: str):
+        from airflow_dq_contracts.triggers.delta_metadata import DeltaCompletenessTrigger
+
+        spec = self._spec()
+        return DeltaCompletenessTrigger(
+            path=spec["path"], partition_column=spec["partition_column"],
+            granularity=spec["granularity"], lookback_days=spec["lookback_days"],
+            max_gap_count=spec["max_gap_count"], allow_future_gaps=spec["allow_future_gaps"],
+            reference_time=reference_text(self.reference_time), storage_options=self.storage_options,
+            poke_interval=self.poke_interval, fail_on_missing_table=self.fail_on_missing_table,
+            end_time=end_time,
+        )

@@ -1,0 +1,132 @@
+"""``FreshnessSensor``: wait until a table's newest (or oldest) timestamp is recent enough."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Mapping, Sequence
+
+from airflow_dq_contracts.contract.timeliness import AGGREGATIONS
+from airflow_dq_contracts.delta_metadata import FreshnessResult, evaluate_freshness
+from airflow_dq_contracts.sensors._common import (
+    DeltaMetadataSensorBase,
+    SensorConfigError,
+    check_number,
+    missing_required,
+    pick,
+    reference_text,
+)
+from airflow_dq_contracts.version_compat import AirflowFailException, Context
+
+MEASURES = ("column", "commit")
+
+
+class FreshnessSensor(DeltaMetadataSensorBase):
+    """Succeeds when ``age_hours ≤ max_age_hours`` — the contract's ``freshness`` check, as a sensor.
+
+    ``age_hours = (reference_time − newest) / 3600 s`` where ``newest`` is ``max`` (or, with
+    ``aggregation="min"``, ``min``) of ``timestamp_column``, read from Delta statistics without a
+    JVM or a full scan (see :mod:`airflow_dq_contracts.delta_metadata`). ``measure="commit"``
+    measures the age of the table's last commit instead. ``reference_time`` (templated) defaults
+    to the time of each poke; e.g. ``"{{ data_interval_end }}"`` pins it to the run's interval.
+    Naive timestamps are UTC. An empty table is not fresh.
+
+    Parameters may come from a contract: ``contract=`` (path or dict) and ``check="<name>"`` (or
+    the contract's only ``freshness`` check); explicit arguments override the check's.
+
+    The XCom value is the measurement (``age_hours``, ``passed``, ``measurement`` …).
+
+    Example::
+
+        wait_fresh = FreshnessSensor(
+            task_id="orders_fresh", table="silver.orders", warehouse="/lake/warehouse",
+            timestamp_column="created_at", max_age_hours=6,
+            reference_time="{{ data_interval_end }}", deferrable=True, poke_interval=300)
+        # or: FreshnessSensor(task_id=…, contract="contracts/orders.yaml", check="Data is fresh")
+    """
+
+    check_type = "freshness"
+    template_fields: Sequence[str] = (
+        "path", "table", "warehouse", "contract", "check", "reference_time", "timestamp_column",
+    )
+
+    def __init__(
+        self,
+        *,
+        path: str | None = None,
+        table: str | None = None,
+        timestamp_column: str | None = None,
+        max_age_hours: float | None = None,
+        aggregation: str | None = None,
+        reference_time: str | dt.datetime | None = None,
+        deferrable: bool | None = None,
+        contract: str | Mapping[str, Any] | None = None,
+        check: str | None = None,
+        measure: str = "column",
+        warehouse: str | None = None,
+        storage_options: Mapping[str, str] | None = None,
+        exact: bool = True,
+        fail_on_missing_table: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            path=path, table=table, warehouse=warehouse, contract=contract, check=check,
+            reference_time=reference_time, storage_options=storage_options,
+            fail_on_missing_table=fail_on_missing_table, deferrable=deferrable, **kwargs,
+        )
+        if measure not in MEASURES:
+            raise SensorConfigError(f"{self.task_id}: measure={measure!r} is not one of {', '.join(MEASURES)}")
+        if aggregation is not None and aggregation not in AGGREGATIONS:
+            raise SensorConfigError(
+                f"{self.task_id}: aggregation={aggregation!r} is not one of {', '.join(AGGREGATIONS)}"
+            )
+        try:
+            check_number("max_age_hours", max_age_hours)
+        except SensorConfigError as exc:
+            raise SensorConfigError(f"{self.task_id}: {exc}") from None
+        if contract is None:
+            needed = ["max_age_hours"] if max_age_hours is None else []
+            if measure == "column" and not timestamp_column:
+                needed.insert(0, "timestamp_column")
+            if needed:
+                raise missing_required(self.task_id, needed)
+        self.timestamp_column = timestamp_column
+        self.max_age_hours = max_age_hours
+        self.aggregation = aggregation
+        self.measure = measure
+        self.exact = bool(exact)
+
+    def _spec(self) -> dict[str, Any]:
+        """Effective parameters: explicit > contract check > default."""
+        params, dataset = self._contract_check()
+        spec = {
+            "path": self._location(dataset),
+            "timestamp_column": pick(self.timestamp_column, params, "timestamp_column"),
+            "max_age_hours": pick(self.max_age_hours, params, "max_age_hours"),
+            "aggregation": pick(self.aggregation, params, "aggregation", "max"),
+        }
+        if spec["max_age_hours"] is None or (self.measure == "column" and not spec["timestamp_column"]):
+            raise AirflowFailException(
+                f"{self.task_id}: the freshness check needs timestamp_column and max_age_hours"
+            )
+        return spec
+
+    def _evaluate(self, context: Context) -> FreshnessResult:
+        spec = self._spec()
+        return evaluate_freshness(
+            spec["path"], spec["timestamp_column"], float(spec["max_age_hours"]),
+            aggregation=spec["aggregation"], reference_time=reference_text(self.reference_time),
+            measure=self.measure, storage_options=self.storage_options, exact=self.exact,
+        )
+
+    def _trigger(self, context: Context, end_time: str):
+        from airflow_dq_contracts.triggers.delta_metadata import DeltaFreshnessTrigger
+
+        spec = self._spec()
+        return DeltaFreshnessTrigger(
+            path=spec["path"], timestamp_column=spec["timestamp_column"],
+            max_age_hours=float(spec["max_age_hours"]), aggregation=spec["aggregation"],
+            reference_time=reference_text(self.reference_time), measure=self.measure,
+            storage_options=self.storage_options, exact=self.exact,
+            poke_interval=self.poke_interval, fail_on_missing_table=self.fail_on_missing_table,
+            end_time=end_time,
+        )
