@@ -281,11 +281,13 @@ def is_delta_table(path: str, storage_options: Mapping[str, str] | None = None) 
         return False
 
 
-def _open_delta(path: str, storage_options: Mapping[str, str] | None):
+def _open_delta(path: str, storage_options: Mapping[str, str] | None, *, without_files: bool = False):
     from deltalake import DeltaTable
 
     try:
-        return DeltaTable(path, storage_options=dict(storage_options or {}) or None)
+        return DeltaTable(
+            path, storage_options=dict(storage_options or {}) or None, without_files=without_files
+        )
     except Exception as exc:  # delta-rs raises its own TableNotFoundError / OSError variants
         raise TableNotFoundError(f"cannot open Delta table at {path}: {exc}", path) from None
 
@@ -562,7 +564,8 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
             table_format="parquet", table_version=None, files_total=len(files),
             elapsed_seconds=time.perf_counter() - started,
         )
-    table = _open_delta(location, storage_options)
+    # The commit time needs no file list: skip loading the add actions (O(1) in table size).
+    table = _open_delta(location, storage_options, without_files=True)
     history = table.history(limit=1)
     value = None
     if history:
