@@ -282,6 +282,9 @@ class Evaluator:
                 except Exception as exc:  # noqa: BLE001 - a precondition must never take the run down
                     item.error = f"cannot plan this check: {first_line(exc)}"
             planned.append(item)
+        for item in planned:
+            if not item.error:
+                item.metric.coordinate([p.metric for p in planned if not p.error and p.scope_key == item.scope_key])
         errors = [p for p in planned if p.error]
         detail = f"{len(planned)} checks, {len(errors)} failed their preconditions"
         self.stats.append(PhaseStat("plan", time.perf_counter() - began, None, detail))

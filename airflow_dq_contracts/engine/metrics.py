@@ -360,6 +360,13 @@ class Metric:
             return ctx.missing(self.check.column)
         return None
 
+    def coordinate(self, peers: "list[Metric]") -> None:
+        """Called once before the scan with every runnable metric of the same scope (itself included).
+
+        Lets metrics that can share one aggregate agree on it (several percentiles of a column
+        become one ``percentile(col, array(…))``). Default: nothing to share.
+        """
+
     def aggregations(self, scope: Scope) -> list[Column]:
         """Expressions for the shared main-scan aggregation (read back in :meth:`measure`)."""
         return []
@@ -673,15 +680,34 @@ class PercentileMetric(_NumericStat):
     """``percentile``: exact, linear interpolation between closest ranks (numpy's default).
 
     ``approximate: true`` → ``percentile_approx`` (default accuracy 10000: a value of the column).
+
+    Several percentiles of one column (same filter, same exactness) share ONE aggregate
+    ``percentile(col, array(p1, p2, …))``: each check emits the identical expression, Spark
+    computes it once (the value counts are built once), and each reads its own element.
     """
 
     check_type, level = "percentile", "column"
 
+    def __init__(self, check: Check):
+        super().__init__(check)
+        self.fraction = float(check.params["percentile"])
+        self.approximate = bool(check.params.get("approximate"))
+        self.fractions = [self.fraction]
+
+    def coordinate(self, peers):
+        self.fractions = sorted({p.fraction for p in peers if isinstance(p, PercentileMetric)
+                                 and p.column_name == self.column_name and p.approximate == self.approximate})
+
     def statistic(self, scope):
-        fraction = float(self.check.params["percentile"])
-        if self.check.params.get("approximate"):
-            return F.percentile_approx(scope(self.as_double), fraction)
-        return F.percentile(scope(self.as_double), F.lit(fraction))
+        fractions = F.array(*[F.lit(f) for f in self.fractions])
+        if self.approximate:
+            return F.percentile_approx(scope(self.as_double), fractions)
+        return F.percentile(scope(self.as_double), fractions)
+
+    def measure(self, scan, grouped, ctx):
+        values = scan[0]
+        picked = None if values is None else values[self.fractions.index(self.fraction)]
+        return super().measure([picked, *scan[1:]], grouped, ctx)
 
 
 class _ExtremeMetric(Metric):
@@ -843,11 +869,12 @@ class _ConformanceMetric(Metric):
         raise NotImplementedError
 
     def aggregations(self, scope):
-        return [scope.count_if(self.col.isNotNull() & self.conforming()),
-                scope.count_if(self.col.isNotNull() & ~self.conforming())]
+        # Non-conforming = non-null − conforming: the rule (a regex, say) runs once per row.
+        return [scope.count_if(self.col.isNotNull() & self.conforming()), F.count(scope(self.col))]
 
     def measure(self, scan, grouped, ctx):
-        return self.ratio(_count(scan[0]), ctx, failed_rows=_count(scan[1]))
+        conforming = _count(scan[0])
+        return self.ratio(conforming, ctx, failed_rows=_count(scan[1]) - conforming)
 
     def violation(self, window_count=None):
         return self.col.isNotNull() & ~self.conforming()
@@ -1010,7 +1037,7 @@ class _LengthMetric(Metric):
 
     def aggregations(self, scope):
         if self.return_type:
-            return [scope.count_if(self.conforming()), scope.count_if(self.col.isNotNull() & ~self.conforming())]
+            return [scope.count_if(self.conforming()), F.count(scope(self.col))]
         exprs = [type(self).reducer(scope(self.length)), F.count(scope(self.col))]
         predicate = self.statistic_violation()
         if predicate is not None:
@@ -1019,7 +1046,8 @@ class _LengthMetric(Metric):
 
     def measure(self, scan, grouped, ctx):
         if self.return_type:
-            return self.ratio(_count(scan[0]), ctx, failed_rows=_count(scan[1]))
+            conforming = _count(scan[0])
+            return self.ratio(conforming, ctx, failed_rows=_count(scan[1]) - conforming)
         failed_rows = _count(scan[2]) if len(scan) > 2 else None
         if _count(scan[1]) == 0:
             return Measurement(failed_rows=failed_rows,
