@@ -474,7 +474,11 @@ def newest_timestamp(
     if delta_type not in TIMESTAMP_TYPES:
         raise ColumnTypeError(
             f"column {name!r} of {location} is of type {delta_type}, not a timestamp or date: "
-            "freshness needs a timestamp, timestamp_ntz or date column",
+            "the freshness sensor needs a timestamp, timestamp_ntz or date column"
+            + (
+                " (text timestamps cannot be ordered from file statistics; check them with the "
+                "contract's freshness check in Spark instead)" if delta_type == "string" else ""
+            ),
             location,
         )
 

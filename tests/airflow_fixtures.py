@@ -71,6 +71,19 @@ AIRFLOW_HOME = _prepare_environment()
 DAGS_FOLDER = AIRFLOW_HOME / "dags"
 
 
+def _quiet_py4j_at_exit() -> None:
+    # Airflow's logging setup leaves handlers on pytest's captured (by then closed) streams; py4j
+    # logs "Closing down clientserver connection" while the interpreter shuts down, which would
+    # print a "--- Logging error ---" block after the test summary when Spark ran in the session.
+    import logging
+
+    for name in ("py4j", "py4j.clientserver", "py4j.java_gateway"):
+        logging.getLogger(name).disabled = True  # `disabled` is per logger, not inherited
+
+
+atexit.register(_quiet_py4j_at_exit)
+
+
 @pytest.fixture(scope="session")
 def airflow_db() -> Path:
     """The SQLite metadata database of this test session, created and migrated once."""
