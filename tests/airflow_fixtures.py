@@ -84,12 +84,22 @@ def _quiet_py4j_at_exit() -> None:
 atexit.register(_quiet_py4j_at_exit)
 
 
+_DB_READY = False
+
+
 @pytest.fixture(scope="session")
 def airflow_db() -> Path:
-    """The SQLite metadata database of this test session, created and migrated once."""
-    from airflow.utils import db
+    """The SQLite metadata database of this test session, created and migrated once.
 
-    db.resetdb(skip_init=False)
+    Test modules import this fixture by name, which registers one copy per module; the flag keeps
+    a second module from wiping the database the first one filled.
+    """
+    global _DB_READY
+    if not _DB_READY:
+        from airflow.utils import db
+
+        db.resetdb(skip_init=False)
+        _DB_READY = True
     return AIRFLOW_HOME
 
 
