@@ -16,6 +16,10 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.pop("SPARK_HOME", None)
 
+# Airflow reads AIRFLOW_HOME and its database URL once, at first import: the throw-away test
+# environment must be in place before any test module (or plugin) imports airflow.
+pytest_plugins = ["airflow_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def spark():
