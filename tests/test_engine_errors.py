@@ -117,7 +117,7 @@ EXPECTED: dict[str, tuple[str, float | None, int | None, tuple[str, ...]]] = {
     "sum to +inf, bounded": ("failed", None, None, ("+Infinity",)),
     "sum to +inf, open": ("passed", None, None, ("+Infinity",)),
     "min is -inf": ("failed", None, 2, ("-Infinity",)),
-    "sum beyond 2^63": ("passed", float(3 * BIG), None, ()),
+    "sum beyond 2^63": ("passed", float(3 * BIG), None, ("64-bit",)),
     "decimal overflow": ("error", None, None, ("overflow",)),
     "percentile of booleans": ("error", None, None, ("boolean", "numeric")),
     "map duplicates": ("error", None, None, ("map",)),

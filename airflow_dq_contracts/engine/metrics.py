@@ -55,7 +55,8 @@ Semantics (DESIGN §4, and the decisions below — the reference for users and t
   (n − 1; fewer than two values is an error). ``percentile`` is exact with linear interpolation
   (numpy's default); ``approximate: true`` uses ``percentile_approx`` (which returns a value
   present in the data). ``cardinality`` counts distinct non-null values. ``sum`` of integers is
-  exact (decimal(38,0)), of decimals NULL on overflow (→ error), of floats a double.
+  exact up to 64 bits (beyond: a double, said in the message), of decimals NULL on overflow
+  (→ error), of floats a double.
   ``min``/``max`` of dates and timestamps are **epoch seconds** (UTC; a date is its midnight UTC)
   — write validator bounds in epoch seconds; strings and booleans are errors (validators are
   numeric). NaN is a value: Spark orders it above +Infinity, so a ``max`` or ``mean`` over a
@@ -569,6 +570,9 @@ class CompletenessMetric(_TimeColumnMetric):
         assert self.field is not None
         if isinstance(self.field.dataType, T.StringType):
             return self.col
+        if isinstance(self.field.dataType, T.DateType):  # days since the epoch: no arithmetic on micros
+            days = F.unix_date(self.col).cast("long")
+            return days * F.lit(24) if self._unit == _MICROS_PER_HOUR else days
         # Floor division without a detour through doubles that could round to the next period:
         # subtract the positive remainder, then the quotient is a whole number (rounded to it).
         unit = F.lit(self._unit)
@@ -583,6 +587,7 @@ class CompletenessMetric(_TimeColumnMetric):
         if isinstance(self.field.dataType, T.StringType):
             values: list[Any] = [value for value in raw if value.strip()]
         else:
+            # Date buckets are days (or hours) since the epoch, timestamp buckets likewise.
             try:
                 values = [micros_to_datetime(bucket * self._unit) for bucket in raw]
             except OverflowError:
@@ -642,17 +647,36 @@ class MeanMetric(_NumericStat):
 
 @register
 class SumMetric(_NumericStat):
-    """``sum``: exact for integers (decimal(38,0)), NULL on decimal overflow (an error), double for floats."""
+    """``sum``: exact 64-bit for integers, NULL on decimal overflow (an error), double for floats.
+
+    An integer sum beyond 64 bits (where ANSI mode would fail the query) falls back to the double
+    sum computed alongside — approximate, and said so in the message. Both are as cheap as the
+    plain sum; an exact decimal(38,0) sum would cost several times more on every row.
+    """
 
     check_type, level = "sum", "column"
 
     def statistic(self, scope):
         assert self.field is not None
         if isinstance(self.field.dataType, INTEGRAL_TYPES):
-            return F.try_sum(scope(self.col.cast("decimal(38,0)")))
+            return F.try_sum(scope(self.col.cast("long")))
         if isinstance(self.field.dataType, T.DecimalType):
             return F.try_sum(scope(self.col))
         return F.sum(scope(self.as_double))
+
+    def aggregations(self, scope):
+        exprs = super().aggregations(scope)
+        if isinstance(self.field.dataType, INTEGRAL_TYPES):  # type: ignore[union-attr]
+            exprs.append(F.sum(scope(self.as_double)))
+        return exprs
+
+    def measure(self, scan, grouped, ctx):
+        if len(scan) > 2 and scan[0] is None and _count(scan[1]) > 0:
+            approximate = super().measure([scan[2], scan[1]], grouped, ctx)
+            if approximate.error is None:
+                approximate.note = "the sum exceeds 64-bit integers: recorded as a double (approximate)"
+            return approximate
+        return super().measure(scan[:2], grouped, ctx)
 
 
 @register
