@@ -13,7 +13,23 @@ we only add
 * marker parsing — the job prints ``DQ_CONTRACTS_DONE`` / ``DQ_CONTRACTS_ERROR`` lines, so a
   failure surfaces with the job's own error text instead of "exit code 1",
 * a kill that takes the whole local process group (the spark-submit JVM, the Python driver it
-  spawned and its Python workers), so nothing survives ``on_kill`` in local or client mode.
+  spawned and its Python workers), so nothing survives ``on_kill`` in local or client mode,
+* Spark **standalone cluster deploy mode** for our Python job, which spark-submit refuses for
+  ``.py`` applications ("Cluster deploy mode is currently not supported for python applications on
+  standalone clusters"). With ``deploy-mode: cluster`` on a ``spark://`` connection the hook
+  switches, transparently, to the route Spark's own classes support: a code-free *carrier jar*
+  (built here) whose main class is ``org.apache.spark.deploy.PythonRunner``, given the launcher and
+  the bundle as its first two arguments; Delta (and any ``packages``) resolved once into a local
+  jar folder and passed as ``spark.jars`` — ``--packages`` would reach the driver only, and the
+  executors then fail with a ``ClassCastException`` on ``SerializedLambda``; the job's marker
+  lines written to a file (``--markers-out``), since the driver's stdout stays on the worker; the
+  driver followed through the master's REST server (status, kill), tolerating a master that is
+  away for ``master_unreachable_timeout`` seconds; and the driver of a failed attempt that still
+  runs stopped before a retry submits the same run again.
+
+  Everything the driver reads — bundle, launcher, carrier jar, resolved jars, the marker file —
+  lives in the job folder (``$DQ_CONTRACTS_JOB_CACHE``), which must be a folder the Spark workers
+  see at the same path.
 
 Example::
 
@@ -24,18 +40,26 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Any, Iterator
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any, Iterator, Sequence
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
 from airflow_dq_contracts import spark_config
-from airflow_dq_contracts.jobs.bundle import JobBundle, build_job_bundle
+from airflow_dq_contracts.jobs.bundle import CACHE_ENV, JobBundle, build_carrier_jar, build_job_bundle
 from airflow_dq_contracts.jobs.run_contract import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.version_compat import AirflowException
 
@@ -45,12 +69,27 @@ DEFAULT_LOG_LEVEL = "WARN"
 # Seconds between SIGTERM (Spark's shutdown hooks stop the context cleanly) and SIGKILL.
 KILL_GRACE_SECONDS = 10.0
 
+# Standalone cluster deploy mode (see the module docstring).
+PYTHON_RUNNER_CLASS = "org.apache.spark.deploy.PythonRunner"
+# org.apache.spark.deploy.master.DriverState: still holding (or about to hold) worker resources.
+ACTIVE_DRIVER_STATES = frozenset({"SUBMITTED", "RUNNING", "RELAUNCHING"})
+TERMINAL_DRIVER_STATES = frozenset({"FINISHED", "KILLED", "FAILED", "ERROR"})
+# How long a master may be away (crash + restart with its recovery state takes ~10-30 s) before a
+# cluster-mode task gives up on its driver. SparkSubmitHook itself gives up after 10 failed polls.
+MASTER_UNREACHABLE_TIMEOUT = 60.0
+# One REST request; a dead master refuses at once, a partitioned one would hang without this.
+REST_TIMEOUT_SECONDS = 10.0
+# How long on_kill (and a retry reclaiming an earlier attempt's driver) waits for the driver to end.
+DRIVER_STOP_TIMEOUT = 60.0
+_COORDINATE = re.compile(r"^[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-+]+$")
+
 
 class ContractJobError(AirflowException):
     """The Spark job failed. ``str()`` is the job's own error text when the job could report it.
 
-    ``kind`` is ``run_failed``, ``invalid_contract``, ``invalid_arguments`` or ``submit_failed``
-    (spark-submit died before the job said anything: JVM, cluster or network trouble).
+    ``kind`` is ``run_failed``, ``invalid_contract``, ``invalid_arguments``, ``submit_failed``
+    (spark-submit died before the job said anything: JVM, cluster or network trouble) or
+    ``master_lost`` (cluster deploy mode: the master stopped answering while the driver ran).
     """
 
     def __init__(self, message: str, kind: str = "run_failed") -> None:
@@ -62,6 +101,14 @@ def _is_local(master: str) -> bool:
     return master.startswith("local")
 
 
+class _MasterUnreachable(Exception):
+    """The master's REST server did not answer (or only said UNKNOWN) for too long."""
+
+
+class _RestError(Exception):
+    """One REST request to the master failed (refused, timed out, not JSON)."""
+
+
 class ContractSubmitHook(SparkSubmitHook):
     """``SparkSubmitHook`` that runs the airflow-dq-contracts job bundle.
 
@@ -69,10 +116,17 @@ class ContractSubmitHook(SparkSubmitHook):
     :param application_args: the job's arguments (:func:`~airflow_dq_contracts.jobs.run_contract.job_arguments`).
     :param conf: Spark conf; merged over the Delta SQL settings (and small-machine tuning on ``local``).
     :param packages: extra Maven coordinates; Delta's is added unless present or ``include_delta=False``.
-    :param jars: extra jars (comma-separated or list).
+        In standalone cluster mode they are resolved into jars (see the module docstring).
+    :param jars: extra jars (comma-separated or list). In standalone cluster mode: paths the workers read.
     :param files: extra files to ship (comma-separated or list).
     :param include_delta: add the Delta package (or ``$DQ_CONTRACTS_DELTA_JARS`` jars offline).
     :param warehouse: ``spark.sql.warehouse.dir`` for local masters (where table names land).
+    :param master_unreachable_timeout: standalone cluster mode: seconds the master may be unreachable
+        (or report the driver UNKNOWN, as during its recovery) before the task fails; the driver's
+        own report, when it arrives meanwhile, settles the outcome without the master.
+    :param run_key: what identifies one run across retries (default: the job's ``--run-id``); in
+        standalone cluster mode a still-running driver of an earlier attempt with the same key is
+        stopped before the new one is submitted.
     :param kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``, ``executor_cores``,
         ``num_executors``, ``deploy_mode``, ``verbose``…).
 
@@ -96,8 +150,11 @@ class ContractSubmitHook(SparkSubmitHook):
         include_delta: bool = True,
         warehouse: str | None = None,
         bundle: JobBundle | None = None,
+        master_unreachable_timeout: float = MASTER_UNREACHABLE_TIMEOUT,
+        run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
+        bundle_given = bundle is not None
         self.bundle = bundle or build_job_bundle()
         package_list = _as_list(packages)
         jar_list = _as_list(jars)
@@ -109,14 +166,16 @@ class ContractSubmitHook(SparkSubmitHook):
             elif not any(p.startswith("io.delta:delta-spark") for p in package_list) and \
                     "spark.jars.packages" not in user_conf:
                 package_list.append(spark_config.DELTA_PACKAGE)
+        job_args = list(application_args or [])
+        py_file_list = [str(self.bundle.zip_path)] + _as_list(py_files)
         super().__init__(
             conf=dict(user_conf),
             conn_id=conn_id,
-            application_args=list(application_args or []),
+            application_args=job_args,
             packages=",".join(package_list) or None,
             jars=",".join(jar_list) or None,
             files=",".join(_as_list(files)) or None,
-            py_files=",".join([str(self.bundle.zip_path)] + _as_list(py_files)),
+            py_files=",".join(py_file_list),
             name=name,
             **kwargs,
         )
@@ -125,6 +184,27 @@ class ContractSubmitHook(SparkSubmitHook):
         self._conf = {**self._default_conf(user_conf, warehouse), **user_conf}
         self.done: dict[str, Any] | None = None
         self.job_error: dict[str, Any] | None = None
+        self.master_unreachable_timeout = float(master_unreachable_timeout)
+        self.run_key = run_key or _arg_value(job_args, "--run-id")
+        self._job_args = job_args
+        self._job_folder = self.bundle.zip_path.parent
+        self._markers_path: Path | None = None
+        if self.is_standalone_cluster:
+            # PythonRunner route: nothing may travel as --packages / --jars / --py-files (see
+            # _prepare_standalone_cluster, which runs at submit time because resolving jars starts Java).
+            extra_packages = _as_list(self._conf.pop("spark.jars.packages", None))
+            self._cluster_packages = package_list + [p for p in extra_packages if p not in package_list]
+            self._cluster_jars = jar_list + [j for j in _as_list(self._conf.pop("spark.jars", None))
+                                             if j not in jar_list]
+            self._cluster_py_files = py_file_list
+            self._packages = None
+            self._jars = None
+            self._py_files = None
+            self._java_class = PYTHON_RUNNER_CLASS
+            if not bundle_given and not os.environ.get(CACHE_ENV):
+                self.log.warning(
+                    "Standalone cluster mode: the driver reads the job from %s on a Spark worker; set $%s "
+                    "to a folder the workers see at the same path (a shared volume)", self._job_folder, CACHE_ENV)
 
     # ------------------------------------------------------------------ settings
 
@@ -137,6 +217,16 @@ class ContractSubmitHook(SparkSubmitHook):
     def deploy_mode(self) -> str:
         """``client`` or ``cluster`` (client when the connection says nothing)."""
         return str(self._connection.get("deploy_mode") or "client")
+
+    @property
+    def is_standalone_cluster(self) -> bool:
+        """True for ``spark://`` masters in cluster deploy mode (the PythonRunner route)."""
+        return self.master.startswith("spark://") and self.deploy_mode == "cluster"
+
+    @property
+    def rest_endpoint(self) -> str | None:
+        """The standalone master's REST server (``http://host:6066``), cluster deploy mode only."""
+        return self._connection.get("rest_endpoint")
 
     def _default_conf(self, user_conf: dict[str, str], warehouse: str | None) -> dict[str, str]:
         local = _is_local(self.master)
@@ -153,18 +243,37 @@ class ContractSubmitHook(SparkSubmitHook):
             conf["spark.pyspark.python"] = sys.executable
         return conf
 
+    def _prepare_standalone_cluster(self) -> Path:
+        """Jars and Python files as conf, the carrier jar written; returns the carrier jar."""
+        jars = list(self._cluster_jars)
+        if self._cluster_packages:
+            resolved = resolve_package_jars(self._cluster_packages, self._job_folder / "jars",
+                                            ivy_home=self._conf.get("spark.jars.ivy"))
+            jars += [str(jar) for jar in resolved if str(jar) not in jars]
+        if jars:
+            # spark.jars reach the driver's and the executors' class loaders alike.
+            self._conf["spark.jars"] = ",".join(jars)
+        # PythonRunner puts them on the driver's PYTHONPATH; this conf ships them to executors.
+        self._conf["spark.submit.pyFiles"] = ",".join(self._cluster_py_files)
+        return build_carrier_jar(self._job_folder)
+
     # ------------------------------------------------------------------ running
 
     def _watch(self, lines: Iterator[str]) -> Iterator[str]:
         for line in lines:
-            parsed = parse_marker(line)
-            if parsed is not None:
-                marker, payload = parsed
-                if marker == DONE_MARKER:
-                    self.done = payload
-                elif marker == ERROR_MARKER:
-                    self.job_error = payload
+            self._take_marker(line)
             yield line
+
+    def _take_marker(self, line: str) -> bool:
+        parsed = parse_marker(line)
+        if parsed is None:
+            return False
+        marker, payload = parsed
+        if marker == DONE_MARKER:
+            self.done = payload
+        elif marker == ERROR_MARKER:
+            self.job_error = payload
+        return True
 
     def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:  # noqa: D401 - parent's hook point
         super()._process_spark_submit_log(self._watch(itr))
@@ -185,22 +294,17 @@ class ContractSubmitHook(SparkSubmitHook):
         return kwargs
 
     def submit_job(self) -> dict[str, Any] | None:
-        """Run the job; return its completion payload (None in cluster mode, where its stdout is remote).
+        """Run the job; return its completion payload (None when the job could not report one).
 
         Raises :class:`ContractJobError` carrying the job's own error text when it reported one,
-        else spark-submit's (with the tail of its output).
+        else spark-submit's (with the tail of its output) or the cluster's.
         """
         self.done = None
         self.job_error = None
+        if self.is_standalone_cluster:
+            return self._submit_standalone_cluster()
         try:
             self.submit(application=str(self.bundle.launcher_path), **self._popen_kwargs())
-            if self._should_track_driver_status:  # standalone cluster mode: spark-submit returns at once
-                try:
-                    self._start_driver_status_tracking()
-                finally:
-                    self._run_post_submit_commands()
-                if self._driver_status != "FINISHED":
-                    raise AirflowException(f"Spark driver {self._driver_id} ended with status {self._driver_status}")
         except AirflowException as exc:
             if self.job_error is not None:
                 raise ContractJobError(str(self.job_error.get("message") or exc),
@@ -211,13 +315,376 @@ class ContractSubmitHook(SparkSubmitHook):
             raise ContractJobError(str(self.job_error.get("message")), kind=str(self.job_error.get("kind")))
         return self.done
 
+    # ------------------------------------------------------------------ standalone cluster mode
+
+    def _submit_standalone_cluster(self) -> dict[str, Any] | None:
+        carrier = self._prepare_standalone_cluster()
+        self._reclaim_previous_driver()
+        runs = self._job_folder / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        self._markers_path = runs / f"{uuid.uuid4().hex}.markers"
+        self._application_args = [
+            str(self.bundle.launcher_path), ",".join(self._cluster_py_files),  # PythonRunner's own two
+            *self._job_args, f"--markers-out={self._markers_path}",
+        ]
+        self._driver_id = None
+        self._driver_status = None
+        try:
+            try:
+                self.submit(application=str(carrier), **self._popen_kwargs())
+            except AirflowException as exc:
+                if not self._driver_id:
+                    raise ContractJobError(f"spark-submit could not hand the driver to {self.master}: {exc}",
+                                           kind="submit_failed") from None
+                # The master accepted the driver, then spark-submit failed (its one status poll lost the
+                # master): the driver runs regardless, so it is followed, not abandoned.
+                self.log.warning("spark-submit failed after the master accepted driver %s; following the driver",
+                                 self._driver_id)
+            self._remember_driver()
+            self.log.info("Driver %s submitted to %s; following it through %s", self._driver_id, self.master,
+                          self.rest_endpoint or "spark-submit --status")
+            try:
+                self._start_driver_status_tracking()
+            except _MasterUnreachable as exc:
+                raise ContractJobError(str(exc), kind="master_lost") from None
+            finally:
+                self._run_post_submit_commands()
+            return self._standalone_outcome()
+        finally:
+            self._markers_path.unlink(missing_ok=True)
+
+    def _standalone_outcome(self) -> dict[str, Any] | None:
+        state = str(self._driver_status or "SUBMITTED")
+        self._read_markers()
+        if state not in TERMINAL_DRIVER_STATES and self.done is None and self.job_error is None:
+            raise ContractJobError(f"Spark driver {self._driver_id} is {state} and reported nothing", kind="run_failed")
+        # The job said how it ended: its driver exits by itself, nothing is left to reclaim.
+        self._forget_driver()
+        if self.job_error is not None:
+            raise ContractJobError(str(self.job_error.get("message")),
+                                   kind=str(self.job_error.get("kind") or "run_failed"))
+        if self.done is not None:
+            if state in TERMINAL_DRIVER_STATES and state != "FINISHED":
+                self.log.warning("The contract job reported completion; the master reports driver %s as %s "
+                                 "(it lost track of the driver while it was away)", self._driver_id, state)
+            elif state != "FINISHED":
+                self.log.warning("The contract job reported completion; the master could not confirm the end of "
+                                 "driver %s (last known state: %s)", self._driver_id, state)
+            return self.done
+        if state == "FINISHED":
+            self.log.warning("Driver %s FINISHED without a marker file (%s not writable from the worker?); "
+                             "the results table decides", self._driver_id, self._markers_path)
+            return None
+        raise ContractJobError(
+            f"Spark driver {self._driver_id} ended {state} on {self.master} before the contract job reported a "
+            f"result (the driver's log is in the worker's work folder: {self._driver_id}/stderr)",
+            kind="run_failed")
+
+    def _read_markers(self) -> bool:
+        """Take the job's marker lines from the marker file; True when a final one is there."""
+        path = self._markers_path
+        if path is None:
+            return False
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return False
+        found = False
+        for line in lines:
+            found = self._take_marker(line) or found
+        return found
+
+    def _start_driver_status_tracking(self) -> None:
+        """Poll the driver through the master's REST server until it ends (standalone cluster mode).
+
+        Unlike the parent (10 failed polls, then give up; UNKNOWN counts as an end), a master that
+        is away or recovering is waited for up to ``master_unreachable_timeout`` seconds, and the
+        job's own marker file settles the outcome when it arrives in the meantime.
+        """
+        if not self.rest_endpoint:
+            super()._start_driver_status_tracking()
+            return
+        away_since: float | None = None
+        last_problem = ""
+        while True:
+            time.sleep(self._status_poll_interval)
+            try:
+                state, message = _rest_driver_state(self.rest_endpoint, str(self._driver_id))
+            except _RestError as exc:
+                state, message = None, str(exc)
+            if state in TERMINAL_DRIVER_STATES or state in ACTIVE_DRIVER_STATES:
+                if away_since is not None:
+                    self.log.info("The master answers again: driver %s is %s", self._driver_id, state)
+                self._driver_status, away_since = state, None
+                if state in TERMINAL_DRIVER_STATES:
+                    return
+                continue
+            # Unreachable, or UNKNOWN: a recovering master, or one that lost the driver.
+            last_problem = f"driver state {state}" + (f" ({message})" if message else "") if state else message
+            now = time.monotonic()
+            if away_since is None:
+                away_since = now
+                self.log.warning("Spark master at %s: %s; waiting up to %.0f s", self.rest_endpoint, last_problem,
+                                 self.master_unreachable_timeout)
+            if self._read_markers():
+                self.log.warning("The contract job reported its end while the master was away")
+                return
+            if now - away_since >= self.master_unreachable_timeout:
+                raise _MasterUnreachable(
+                    f"lost the Spark master: its REST server at {self.rest_endpoint} gave no state for driver "
+                    f"{self._driver_id} for {now - away_since:.0f} s (last: {last_problem}); its last known state: "
+                    f"{self._driver_status or 'SUBMITTED'}. It may still be running on the cluster: the next "
+                    f"attempt stops it before submitting again (same run id: its results are replaced, never "
+                    f"doubled)."
+                )
+
+    # -- the driver of a run, across attempts
+
+    def _driver_record_path(self) -> Path | None:
+        if not self.run_key:
+            return None
+        digest = hashlib.sha256(self.run_key.encode()).hexdigest()[:24]
+        return self._job_folder / "drivers" / f"{digest}.json"
+
+    def _remember_driver(self) -> None:
+        path = self._driver_record_path()
+        if path is None or not self._driver_id:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"run_key": self.run_key, "driver_id": self._driver_id, "master": self.master,
+                  "rest_endpoint": self.rest_endpoint, "submitted_at": time.time()}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(record, handle)
+        os.replace(tmp, path)
+
+    def _forget_driver(self) -> None:
+        path = self._driver_record_path()
+        if path is None:
+            return
+        try:
+            if json.loads(path.read_text(encoding="utf-8")).get("driver_id") == self._driver_id:
+                path.unlink(missing_ok=True)
+        except (OSError, ValueError):
+            pass
+
+    def _reclaim_previous_driver(self) -> None:
+        """Stop the driver an earlier attempt of this run left running, before submitting another.
+
+        Two drivers of one run would write the same run id twice over (replaced, never doubled, but
+        which copy wins would be a race) and, on a small cluster, hold each other's cores.
+        """
+        path = self._driver_record_path()
+        if path is None or not path.exists():
+            return
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            driver_id, endpoint = str(record["driver_id"]), record.get("rest_endpoint") or self.rest_endpoint
+        except (OSError, ValueError, KeyError, TypeError):
+            path.unlink(missing_ok=True)
+            return
+        if not endpoint:
+            return
+        try:
+            state, _ = _rest_driver_state(endpoint, driver_id)
+        except _RestError as exc:
+            raise ContractJobError(
+                f"driver {driver_id} of an earlier attempt of run {self.run_key} may still be running and the "
+                f"master's REST server at {endpoint} does not answer ({exc}): not submitting a second driver "
+                f"for the same run", kind="submit_failed") from None
+        if state in ACTIVE_DRIVER_STATES:
+            self.log.warning("Driver %s of an earlier attempt of run %s is still %s: stopping it first",
+                             driver_id, self.run_key, state)
+            try:
+                final = self._kill_and_wait(endpoint, driver_id)
+            except _RestError as exc:
+                raise ContractJobError(
+                    f"cannot stop driver {driver_id} of an earlier attempt of run {self.run_key} ({exc}): not "
+                    f"submitting a second driver for the same run", kind="submit_failed") from None
+            if final not in TERMINAL_DRIVER_STATES:
+                raise ContractJobError(
+                    f"driver {driver_id} of an earlier attempt of run {self.run_key} is still {final} after a kill "
+                    f"request; not submitting a second driver for the same run", kind="submit_failed")
+        else:
+            self.log.info("Driver %s of an earlier attempt of run %s is %s", driver_id, self.run_key, state)
+        path.unlink(missing_ok=True)
+
+    def _kill_and_wait(self, endpoint: str, driver_id: str, timeout: float = DRIVER_STOP_TIMEOUT) -> str | None:
+        """Ask the master to kill ``driver_id``; wait until it reports an end; return the last state."""
+        answer = _rest_request(endpoint, f"kill/{driver_id}", method="POST")
+        self.log.info("Kill request for driver %s: %s", driver_id, answer.get("message") or answer)
+        deadline = time.monotonic() + timeout
+        state: str | None = None
+        while time.monotonic() < deadline:
+            try:
+                state, _ = _rest_driver_state(endpoint, driver_id)
+            except _RestError:
+                state = None
+            if state in TERMINAL_DRIVER_STATES:
+                return state
+            time.sleep(0.5)
+        return state
+
     def on_kill(self) -> None:
-        """Stop the application: the local process group in local/client mode, the cluster's way otherwise."""
+        """Stop the application: the local process group in local/client mode, the cluster's way otherwise.
+
+        Standalone cluster mode: the master's REST kill, then wait until the driver has ended (the
+        worker stops its executors with it), so no driver outlives the task.
+        """
         process = self._submit_sp
+        if self.is_standalone_cluster and self.rest_endpoint:
+            if process is not None and process.poll() is None:  # still handing the driver over
+                _terminate_group(process, KILL_GRACE_SECONDS)
+            if not self._driver_id:
+                self.log.warning("on_kill: no driver id known yet; spark-submit was stopped before the master "
+                                 "named one")
+            else:
+                self.log.info("Killing driver %s on %s", self._driver_id, self.master)
+                try:
+                    final = self._kill_and_wait(self.rest_endpoint, self._driver_id)
+                except _RestError as exc:
+                    self.log.error("Cannot reach the master to kill driver %s (%s): it may still be running; the "
+                                   "next attempt of this run stops it", self._driver_id, exc)
+                else:
+                    self.log.info("Driver %s is %s", self._driver_id, final)
+                    if final in TERMINAL_DRIVER_STATES:
+                        self._forget_driver()
+            self._run_post_submit_commands()
+            return
         if process is not None and process.poll() is None and self.deploy_mode != "cluster":
             self.log.info("Stopping the contract job (spark-submit pid %s and its children)", process.pid)
             _terminate_group(process, KILL_GRACE_SECONDS)
         super().on_kill()
+
+
+# --------------------------------------------------------------------------------------- helpers
+
+
+def _rest_request(endpoint: str, path: str, method: str = "GET") -> dict[str, Any]:
+    """One call to a standalone master's REST submission server; its JSON answer."""
+    request = urllib.request.Request(f"{endpoint.rstrip('/')}/v1/submissions/{path}", method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=REST_TIMEOUT_SECONDS) as response:
+            body = response.read()
+    except urllib.error.HTTPError as exc:  # the server answered, with an error document
+        body = exc.read()
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise _RestError(f"{type(reason).__name__}: {reason}") from None
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        raise _RestError(f"not a JSON answer: {body[:200]!r}") from None
+    if not isinstance(answer, dict):
+        raise _RestError(f"unexpected answer: {answer!r}")
+    return answer
+
+
+def _rest_driver_state(endpoint: str, driver_id: str) -> tuple[str, str]:
+    """(``driverState``, message) of a driver; ``UNKNOWN`` when the master has no state for it."""
+    answer = _rest_request(endpoint, f"status/{driver_id}")
+    state = answer.get("driverState")
+    return (str(state) if state else "UNKNOWN"), str(answer.get("message") or "")
+
+
+def _arg_value(args: Sequence[str], flag: str) -> str | None:
+    """The value of ``--flag=value`` (or ``--flag value``) in an argument list.
+
+    >>> _arg_value(["--input=/d", "--run-id=dq-1"], "--run-id")
+    'dq-1'
+    """
+    for index, arg in enumerate(args):
+        if arg.startswith(flag + "="):
+            return arg[len(flag) + 1:]
+        if arg == flag and index + 1 < len(args):
+            return args[index + 1]
+    return None
+
+
+def _ivy_jar() -> Path:
+    """Spark's own Ivy jar: the pyspark wheel's ``jars/`` (found without importing pyspark), else $SPARK_HOME's."""
+    import importlib.util
+
+    folders: list[Path] = []
+    spec = importlib.util.find_spec("pyspark")
+    if spec is not None and spec.submodule_search_locations:
+        folders += [Path(location) / "jars" for location in spec.submodule_search_locations]
+    if os.environ.get("SPARK_HOME"):
+        folders.append(Path(os.environ["SPARK_HOME"]) / "jars")
+    for folder in folders:
+        found = sorted(folder.glob("ivy-*.jar"))
+        if found:
+            return found[-1]
+    raise ContractJobError(
+        "cannot resolve Spark packages into jars for standalone cluster mode: no ivy-*.jar in "
+        f"{', '.join(map(str, folders)) or 'pyspark or $SPARK_HOME'}; resolve them once and set "
+        f"${spark_config.DELTA_JARS_ENV} (see docs/deployment.md)", kind="submit_failed")
+
+
+def resolve_package_jars(coordinates: Sequence[str], dest_root: Path | str, ivy_home: str | None = None) -> list[Path]:
+    """Resolve Maven coordinates and their runtime dependencies into a jar folder, once.
+
+    What ``--packages`` does, but into ``<dest_root>/<hash of the coordinates>/`` so that the paths
+    can be passed as ``spark.jars`` to a driver and executors that run elsewhere (standalone cluster
+    mode). Uses Spark's own Ivy and Ivy cache (``spark.jars.ivy``, default ``~/.ivy2.5.2``), so jars
+    that an earlier ``--packages`` run fetched resolve offline. ``scala-library`` is left out, as
+    Spark's own resolution leaves it out. The folder is filled in a staging folder and renamed into
+    place, so concurrent tasks see all jars or none.
+
+    Example::
+
+        jars = resolve_package_jars(["io.delta:delta-spark_4.1_2.13:4.4.0"], "/shared/dq-job/jars")
+    """
+    wanted = sorted({c.strip() for c in coordinates if c.strip()})
+    bad = [c for c in wanted if not _COORDINATE.match(c)]
+    if bad:
+        raise ContractJobError(f"packages must be Maven coordinates group:artifact:version, got {bad}",
+                               kind="invalid_arguments")
+    root = Path(dest_root)
+    digest = hashlib.sha256("\n".join(wanted).encode()).hexdigest()[:16]
+    folder = root / digest
+    if (folder / ".complete").exists():
+        return sorted(folder.glob("*.jar"))
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+    try:
+        dependencies = "\n".join(
+            f'    <dependency org="{g}" name="{a}" rev="{v}" conf="default->default(runtime)"/>'
+            for g, a, v in (c.split(":") for c in wanted))
+        # A module name of its own per coordinate set: Ivy keeps resolution reports per module in its cache.
+        (staging / "ivy.xml").write_text(
+            '<ivy-module version="2.0">\n'
+            f'  <info organisation="airflow-dq-contracts" module="spark-jars-{digest}" revision="1"/>\n'
+            '  <configurations><conf name="default"/></configurations>\n'
+            f"  <dependencies>\n{dependencies}\n  </dependencies>\n</ivy-module>\n")
+        ivy_root = Path(ivy_home).expanduser() if ivy_home else Path.home() / ".ivy2.5.2"
+        java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
+        jars = staging / "jars"
+        try:
+            done = subprocess.run(
+                [java, "-jar", str(_ivy_jar()), "-ivy", str(staging / "ivy.xml"), "-cache", str(ivy_root / "cache"),
+                 "-confs", "default", "-retrieve", f"{jars}/[organisation]_[artifact]-[revision](-[classifier]).[ext]"],
+                capture_output=True, text=True, timeout=600, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ContractJobError(f"cannot run Ivy to resolve {', '.join(wanted)}: {exc}",
+                                   kind="submit_failed") from None
+        if done.returncode != 0 or not any(jars.glob("*.jar")):
+            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+            raise ContractJobError(
+                f"Ivy could not resolve {', '.join(wanted)} into jars for standalone cluster mode (set "
+                f"${spark_config.DELTA_JARS_ENV} to a folder of pre-resolved jars when Maven Central is out of "
+                f"reach):\n{tail}", kind="submit_failed")
+        for jar in jars.glob("org.scala-lang_scala-library-*.jar"):
+            jar.unlink()  # Spark ships its own Scala library
+        (jars / ".complete").touch()
+        try:
+            os.replace(jars, folder)  # atomic: a concurrent task sees all jars or none
+        except OSError:
+            if not (folder / ".complete").exists():  # not a lost race: a real problem
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return sorted(folder.glob("*.jar"))
 
 
 def _terminate_group(process: subprocess.Popen, grace: float) -> None:

@@ -16,6 +16,10 @@ shadow top-level modules for the driver.
 Both files are named by a hash of their content and written atomically, so concurrent tasks on one
 worker share them and a code change produces a new bundle instead of overwriting one in use.
 
+For standalone *cluster* deploy mode, :func:`build_carrier_jar` writes the code-free jar that
+carries a Python driver through Spark's ``PythonRunner`` (spark-submit refuses a ``.py``
+application there; see ``docs/deployment.md``).
+
 Example::
 
     bundle = build_job_bundle()
@@ -45,6 +49,8 @@ LAUNCHER_SOURCE = (
 )
 # A fixed timestamp makes the zip bytes depend on the sources only (reproducible bundle hash).
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)
+CARRIER_JAR_NAME = "dq-contracts-pydriver.jar"
+_CARRIER_MANIFEST = "Manifest-Version: 1.0\r\nCreated-By: airflow-dq-contracts\r\n\r\n"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,3 +139,35 @@ def build_job_bundle(dest: Path | str | None = None) -> JobBundle:
     _write_atomic(zip_path, data)
     _write_atomic(launcher_path, LAUNCHER_SOURCE.encode())
     return JobBundle(zip_path=zip_path, launcher_path=launcher_path, digest=digest)
+
+
+def carrier_jar_bytes() -> bytes:
+    """A jar (a zip) holding only a manifest, byte-for-byte the same on every call.
+
+    >>> import io, zipfile
+    >>> zipfile.ZipFile(io.BytesIO(carrier_jar_bytes())).namelist()
+    ['META-INF/MANIFEST.MF']
+    """
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as jar:
+        info = zipfile.ZipInfo("META-INF/MANIFEST.MF", date_time=_ZIP_TIME)
+        info.external_attr = 0o644 << 16
+        jar.writestr(info, _CARRIER_MANIFEST)
+    return buffer.getvalue()
+
+
+def build_carrier_jar(dest: Path | str | None = None) -> Path:
+    """Write (or reuse) the carrier jar of a Python driver in ``dest`` (default :func:`cache_dir`).
+
+    Spark's standalone ``Client`` insists on a jar URL for the driver; the driver's main class is
+    Spark's own ``org.apache.spark.deploy.PythonRunner``, so the jar needs no class at all. It must
+    sit where the Spark worker can read it, like the bundle.
+
+    >>> build_carrier_jar().name
+    'dq-contracts-pydriver.jar'
+    """
+    folder = Path(dest) if dest is not None else cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / CARRIER_JAR_NAME
+    _write_atomic(path, carrier_jar_bytes())
+    return path

@@ -15,7 +15,9 @@ the spark-submit output (in client mode the driver's stdout *is* that output)::
     DQ_CONTRACTS_ERROR {"kind": "invalid_contract" | "invalid_arguments" | "run_failed", "message": ...}
 
 The authoritative result is the Delta results table (the operator reads it back); the markers
-only carry the run-level facts and, on failure, the job's own error text.
+only carry the run-level facts and, on failure, the job's own error text. In standalone *cluster*
+deploy mode the driver's stdout stays on the Spark worker, so the hook also passes
+``--markers-out FILE`` (a file in a folder both sides see) and the job appends the same lines there.
 
 Exit codes: 0 evaluated (whatever the decision — gating is the caller's call), 1 the run failed,
 2 bad arguments or an invalid contract.
@@ -89,6 +91,7 @@ def job_arguments(
     task_id: str | None = None,
     airflow_run_id: str | None = None,
     summary_out: str | None = None,
+    markers_out: str | None = None,
 ) -> list[str]:
     """The job's command-line arguments, built from keywords (the submitter's side of :func:`build_parser`).
 
@@ -102,6 +105,7 @@ def job_arguments(
         ("--reference-time", reference_time), ("--run-id", run_id), ("--results-table", results_table),
         ("--quarantine-table", quarantine_table), ("--valid-table", valid_table), ("--dag-id", dag_id),
         ("--task-id", task_id), ("--airflow-run-id", airflow_run_id), ("--summary-out", summary_out),
+        ("--markers-out", markers_out),
     ]
     out: list[str] = []
     for flag, value in pairs:
@@ -155,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--task-id")
     parser.add_argument("--airflow-run-id")
     parser.add_argument("--summary-out", metavar="FILE", help="also write the summary JSON here (driver-local)")
+    parser.add_argument("--markers-out", metavar="FILE",
+                        help="also append the DONE/ERROR marker lines to this file (cluster deploy mode: the "
+                             "submitter cannot see the driver's stdout)")
     return parser
 
 
@@ -190,9 +197,19 @@ def read_contract_text(args: argparse.Namespace) -> tuple[str, str]:
         return handle.read(), args.contract_name or path
 
 
-def _emit(marker: str, payload: dict[str, Any]) -> None:
+def _emit(marker: str, payload: dict[str, Any], copy_to: str | None = None) -> None:
     # One line, flushed: the hook reads the driver's stdout line by line, interleaved with Spark's log.
-    print(f"{marker} {json.dumps(payload, separators=(',', ':'), default=str)}", flush=True)
+    line = f"{marker} {json.dumps(payload, separators=(',', ':'), default=str)}"
+    print(line, flush=True)
+    if copy_to:
+        try:
+            # One append of one line: a reader sees the whole line or nothing of it.
+            with open(copy_to, "a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+        except OSError as exc:
+            # Best effort: the results table stays the authority; the submitter then reports the
+            # driver's final state instead of the job's own words.
+            print(f"dq-contracts-job: cannot write the marker file {copy_to}: {exc}", file=sys.stderr, flush=True)
 
 
 def _progress(message: str) -> None:
@@ -222,11 +239,11 @@ def run(args: argparse.Namespace) -> int:
             raise JobArgumentError("--policy-json must be a JSON object (severity → action)")
         contract = load_contract(text, filename=filename, policy=policy)
     except (JobArgumentError, json.JSONDecodeError) as exc:
-        _emit(ERROR_MARKER, {"kind": "invalid_arguments", "message": str(exc)})
+        _emit(ERROR_MARKER, {"kind": "invalid_arguments", "message": str(exc)}, args.markers_out)
         print(f"dq-contracts-job: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except ContractValidationError as exc:
-        _emit(ERROR_MARKER, {"kind": "invalid_contract", "message": str(exc)})
+        _emit(ERROR_MARKER, {"kind": "invalid_contract", "message": str(exc)}, args.markers_out)
         print(str(exc), file=sys.stderr)
         return EXIT_INVALID
 
@@ -260,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
                 json.dump(summary, handle, indent=2, default=str)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one readable marker + exit 1
         traceback.print_exc()
-        _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)})
+        _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, args.markers_out)
         return EXIT_RUN_FAILED
 
     _emit(DONE_MARKER, {
@@ -274,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
         "results_table": summary.get("results_table"),
         "started_at": summary["started_at"],
         "finished_at": summary["finished_at"],
-    })
+    }, args.markers_out)
     return EXIT_OK
 
 
