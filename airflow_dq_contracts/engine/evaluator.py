@@ -287,8 +287,10 @@ class Evaluator:
                 item.metric.coordinate([p.metric for p in planned if not p.error and p.scope_key == item.scope_key])
         errors = [p for p in planned if p.error]
         detail = f"{len(planned)} checks, {len(errors)} failed their preconditions"
-        self.stats.append(PhaseStat("plan", time.perf_counter() - began, None, detail))
-        self.progress(f"plan: {detail}" + "".join(f"\n  - {p.check.check_id}: {p.error}" for p in errors))
+        seconds = time.perf_counter() - began
+        self.stats.append(PhaseStat("plan", seconds, None, detail))
+        self.progress(f"plan: {detail} in {seconds:.2f} s"
+                      + "".join(f"\n  - {p.check.check_id}: {p.error}" for p in errors))
         return planned
 
     def _scope(self, key: str | None) -> Scope:
@@ -422,8 +424,9 @@ class Evaluator:
         counts = result.counts()
         detail = (f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error(s) "
                   f"→ decision {result.decision}")
-        self.stats.append(PhaseStat("evaluate", time.perf_counter() - began, None, detail))
-        self.progress(f"evaluate: {detail}")
+        seconds = time.perf_counter() - began
+        self.stats.append(PhaseStat("evaluate", seconds, None, detail))
+        self.progress(f"evaluate: {detail} in {seconds:.2f} s")
         return result
 
     def _record(self, check: Check, measurement: Measurement, row_count: int) -> CheckResult:
