@@ -9,14 +9,18 @@ One master + one worker from the pip wheel (``cluster_fixtures.spark_cluster``),
   its own carrier jar, Delta resolved into jars as ``spark.jars``, the bundle and a marker file in
   the shared job folder); the decision, the XCom and the results rows agree, and the rows are
   read back with delta-rs, independently of the code that wrote them;
+* a cluster-mode job that fails reports its own error to the task (through the marker file: the
+  driver's stdout stays on the worker);
 * ``on_kill`` — reached the way Airflow reaches it, by a SIGTERM to the task runner — stops the
   cluster-mode driver through the master, and nothing of the application survives;
 * a master killed while a cluster-mode driver starts fails the attempt with a readable error
   (the master is unreachable, so nobody can say how the driver is doing); with the master back,
-  the retry stops the earlier attempt's driver, runs again and leaves ONE copy of the results.
+  the retry stops the earlier attempt's driver, runs again and leaves ONE copy of the results;
+* a master killed while the executors work, and never restarted, does not stop the job: it ends,
+  and its marker file settles the task (a success, read back from the results table).
 
 Expected values come from the orders generator's rows, counted here in plain Python. Run them
-alone with ``pytest -m cluster``. Each spark-submit costs ~30-60 s here; there are five.
+alone with ``pytest -m cluster``. Each spark-submit costs ~10-50 s here; there are seven.
 """
 
 from __future__ import annotations
@@ -384,7 +388,7 @@ def test_example_pipeline_in_cluster_mode(cluster, shared_env, calls, monkeypatc
     print(f"cluster mode: check_orders execute {calls['execute'][0]['seconds']} s")
 
 
-# --------------------------------------------------------------------------------------- kills
+# --------------------------------------------------------------------------------------- failures
 
 
 def _daily_check(monkeypatch: pytest.MonkeyPatch, warehouse: Path, day: dt.date, *, retries: int,
@@ -410,6 +414,31 @@ def _executors_working(cluster: StandaloneCluster, before: set[str]) -> Callable
     running = _running_driver(before)
     return lambda state: running(state) and bool(state["activeapps"]) and \
         "executor" in {p.kind for p in cluster.app_processes()}
+
+
+@pytest.mark.cluster
+@pytest.mark.airflow
+def test_a_failing_cluster_mode_job_fails_the_task_with_its_own_error(cluster, shared_env, calls, monkeypatch,
+                                                                      tmp_path):
+    """The driver's stdout is on the worker; the job's error still reaches the task, through the marker file."""
+    _connect(monkeypatch, cluster, "cluster")
+    day = dt.date(2024, 6, 9)
+    daily, check = _daily_check(monkeypatch, shared_env, day, retries=0)
+    missing = tmp_path / "no-such-table"
+    monkeypatch.setattr(check, "input_path", str(missing))
+    drivers_before = _driver_ids(cluster)
+    start = dt.datetime.combine(day, dt.time(), tzinfo=UTC)
+
+    states, dag_run = run_dag(daily, logical_date=start, run_after=start)
+
+    assert states == {"check_partition": "failed"}
+    message = str(calls["execute"][0]["error"])
+    assert message.startswith(f"contract job for orders on {missing} failed: DatasetError: cannot read delta "
+                              f"dataset '{missing}': [PATH_NOT_FOUND] Path does not exist: "), message
+    [driver] = _new_drivers(cluster, drivers_before)
+    assert driver["state"] == "FAILED"                  # the job exits 1; the master only knows that
+    assert xcom_value(dag_run, "check_partition") is None
+    _no_app_process_left(cluster)
 
 
 @pytest.mark.cluster

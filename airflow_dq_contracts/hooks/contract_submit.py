@@ -189,6 +189,7 @@ class ContractSubmitHook(SparkSubmitHook):
         self._job_args = job_args
         self._job_folder = self.bundle.zip_path.parent
         self._markers_path: Path | None = None
+        self._killed = False
         if self.is_standalone_cluster:
             # PythonRunner route: nothing may travel as --packages / --jars / --py-files (see
             # _prepare_standalone_cluster, which runs at submit time because resolving jars starts Java).
@@ -303,6 +304,7 @@ class ContractSubmitHook(SparkSubmitHook):
         self.job_error = None
         if self.is_standalone_cluster:
             return self._submit_standalone_cluster()
+        self._refuse_if_killed()
         try:
             self.submit(application=str(self.bundle.launcher_path), **self._popen_kwargs())
         except AirflowException as exc:
@@ -314,6 +316,12 @@ class ContractSubmitHook(SparkSubmitHook):
         if self.job_error is not None:  # exit 0 but an error marker: never pass that silently
             raise ContractJobError(str(self.job_error.get("message")), kind=str(self.job_error.get("kind")))
         return self.done
+
+    def _refuse_if_killed(self) -> None:
+        # Airflow's SIGTERM handler calls on_kill and returns: without this, a kill that lands while
+        # the bundle or the jars are being prepared would be followed by a fresh submission.
+        if self._killed:
+            raise ContractJobError("the task was stopped (on_kill) before the job was submitted", kind="submit_failed")
 
     # ------------------------------------------------------------------ standalone cluster mode
 
@@ -330,6 +338,7 @@ class ContractSubmitHook(SparkSubmitHook):
         self._driver_id = None
         self._driver_status = None
         try:
+            self._refuse_if_killed()
             try:
                 self.submit(application=str(carrier), **self._popen_kwargs())
             except AirflowException as exc:
@@ -531,6 +540,7 @@ class ContractSubmitHook(SparkSubmitHook):
         Standalone cluster mode: the master's REST kill, then wait until the driver has ended (the
         worker stops its executors with it), so no driver outlives the task.
         """
+        self._killed = True
         process = self._submit_sp
         if self.is_standalone_cluster and self.rest_endpoint:
             if process is not None and process.poll() is None:  # still handing the driver over
