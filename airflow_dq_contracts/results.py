@@ -180,13 +180,15 @@ def decide(checks: Iterable[CheckResult]) -> str:
 
     Any failed/errored ``gate`` check → ``gate``; else any failed ``quarantine`` check that has
     violating rows → ``quarantine``; else ``pass``. ``flag`` checks never change the decision.
-    A ``quarantine`` check that *errored* cannot say which rows to set aside, so it fails closed
-    to ``gate``.
+    A ``quarantine`` check that *errored*, or that failed without any violating row to set aside
+    (e.g. a ``pct`` whitelist failing only because of NULLs), cannot be resolved by quarantining
+    rows, so it fails closed to ``gate`` rather than passing silently.
     """
     checks = list(checks)
     if any(c.action == DECISION_GATE and c.counts_as_failed for c in checks):
         return DECISION_GATE
-    if any(c.action == DECISION_QUARANTINE and c.status == STATUS_ERROR for c in checks):
+    if any(c.action == DECISION_QUARANTINE and c.counts_as_failed and not (c.failed_rows or 0) > 0
+           for c in checks):
         return DECISION_GATE
     if any(
         c.action == DECISION_QUARANTINE and c.counts_as_failed and (c.failed_rows or 0) > 0
