@@ -807,20 +807,27 @@ class CountMetric(Metric):
         return Measurement(float(_count(scan[0])))
 
 
-@register
-class CardinalityMetric(Metric):
-    """``cardinality``: distinct non-null values, from the grouped pass on the column."""
+class _GroupedColumnMetric(Metric):
+    """A column metric read from the grouped pass on that column (shared with its siblings)."""
 
-    check_type, level = "cardinality", "column"
+    not_groupable = "maps cannot be grouped"
 
     def precondition(self, ctx):
         problem = super().precondition(ctx)
         if problem is None and not _groupable(self.field.dataType):  # type: ignore[union-attr]
-            return f"column {self.column_name!r} is {type_name(self.field.dataType)}; maps have no distinct values"  # type: ignore[union-attr]
+            return f"column {self.column_name!r} is {type_name(self.field.dataType)}; {self.not_groupable}"  # type: ignore[union-attr]
         return problem
 
     def group_keys(self):
         return [GroupKey(f"col:{self.column_name}", self.col)]
+
+
+@register
+class CardinalityMetric(_GroupedColumnMetric):
+    """``cardinality``: distinct non-null values, from the grouped pass on the column."""
+
+    check_type, level = "cardinality", "column"
+    not_groupable = "maps have no distinct values"
 
     def group_aggregations(self, group):
         return [group.distinct_non_null()]
@@ -850,7 +857,7 @@ class MissingMetric(Metric):
 
 
 @register
-class ColumnDuplicatesMetric(Metric):
+class ColumnDuplicatesMetric(_GroupedColumnMetric):
     """Column ``duplicates``: ``COUNT(*) − COUNT(DISTINCT col)`` — NULLs count as duplicates.
 
     Per row, a row violates when its value is NULL or occurs more than once in scope, so
@@ -858,15 +865,7 @@ class ColumnDuplicatesMetric(Metric):
     """
 
     check_type, level = "duplicates", "column"
-
-    def precondition(self, ctx):
-        problem = super().precondition(ctx)
-        if problem is None and not _groupable(self.field.dataType):  # type: ignore[union-attr]
-            return f"column {self.column_name!r} is {type_name(self.field.dataType)}; maps cannot be compared for duplicates"  # type: ignore[union-attr]
-        return problem
-
-    def group_keys(self):
-        return [GroupKey(f"col:{self.column_name}", self.col)]
+    not_groupable = "maps cannot be compared for duplicates"
 
     def group_aggregations(self, group):
         violating = F.sum(F.when(group.present & (group.any_key_null | (group.n > F.lit(1))), group.n))
