@@ -775,10 +775,10 @@ class MinMetric(_ExtremeMetric):
     check_type, level, reducer = "min", "column", F.min
 
     def violation(self, window_count=None):
-        bound = self.check.validator.lower_bound
-        if bound is None:
+        limit = self.check.validator.lower_limit  # exact decimal arithmetic, as the validator's own
+        if limit is None:
             return None
-        return self.value < F.lit(float(bound) - self.check.validator.tolerance)
+        return self.value < F.lit(limit)
 
 
 @register
@@ -788,10 +788,10 @@ class MaxMetric(_ExtremeMetric):
     check_type, level, reducer = "max", "column", F.max
 
     def violation(self, window_count=None):
-        bound = self.check.validator.upper_bound
-        if bound is None:
+        limit = self.check.validator.upper_limit  # exact decimal arithmetic, as the validator's own
+        if limit is None:
             return None
-        return self.value > F.lit(float(bound) + self.check.validator.tolerance)
+        return self.value > F.lit(limit)
 
 
 @register
@@ -1090,10 +1090,10 @@ class MinLengthMetric(_LengthMetric):
     check_type, level, reducer = "min_length", "column", F.min
 
     def statistic_violation(self):
-        bound = self.check.validator.lower_bound
-        if bound is None:
+        limit = self.check.validator.lower_limit
+        if limit is None:
             return None
-        return self.length < F.lit(float(bound) - self.check.validator.tolerance)
+        return self.length < F.lit(limit)
 
 
 @register
@@ -1103,10 +1103,10 @@ class MaxLengthMetric(_LengthMetric):
     check_type, level, reducer = "max_length", "column", F.max
 
     def statistic_violation(self):
-        bound = self.check.validator.upper_bound
-        if bound is None:
+        limit = self.check.validator.upper_limit
+        if limit is None:
             return None
-        return self.length > F.lit(float(bound) + self.check.validator.tolerance)
+        return self.length > F.lit(limit)
 
 
 @register
