@@ -164,8 +164,9 @@ def _decision_by_hand(rows: list[dict[str, Any]]) -> str:
     """DESIGN §6, written out again from the rows (not through the code under test)."""
     if any(r["action"] == "gate" and r["status"] != "passed" for r in rows):
         return "gate"
-    if any(r["action"] == "quarantine" and r["status"] == "error" for r in rows):
-        return "gate"
+    if any(r["action"] == "quarantine" and r["status"] != "passed" and not (r["failed_rows"] or 0) > 0
+           for r in rows):
+        return "gate"  # errored, or failed with no row to set aside: fails closed
     if any(r["action"] == "quarantine" and r["status"] != "passed" and (r["failed_rows"] or 0) > 0 for r in rows):
         return "quarantine"
     return "pass"
