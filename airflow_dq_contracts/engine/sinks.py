@@ -130,6 +130,10 @@ _CONFLICT_MARKERS = (
     "ConcurrentWriteException",
     "MetadataChangedException",
     "ProtocolChangedException",
+    # Two writers creating the same path table: the loser can see the winner's data files before
+    # its first commit lands ("… is not empty and also not a Delta table"); the next attempt finds
+    # a Delta table.
+    "is not empty and also not a Delta table",
     # Two writers creating the same catalog table: the loser sees it exist on the next attempt.
     "TABLE_OR_VIEW_ALREADY_EXISTS",
     "TableAlreadyExistsException",
@@ -190,8 +194,9 @@ class _Target:
             if DeltaTable.isDeltaTable(spark, self.path):
                 return True
             if _path_has_content(spark, self.path):
-                # Writing a Delta log over a folder of other files would silently bury them.
-                raise SinkError(f"{self}: {self.path} exists but is not a Delta table", target=self.text)
+                # Writing a Delta log over a folder of other files would silently bury them. It may
+                # also be a concurrent writer's table before its first commit: retried a few times.
+                raise _NotDeltaTable(f"{self}: {self.path} exists but is not a Delta table", target=self.text)
             return False
         if not spark.catalog.tableExists(self.name):
             return False
@@ -294,12 +299,26 @@ def is_conflict(exc: BaseException) -> bool:
     return any(marker in text for marker in _CONFLICT_MARKERS)
 
 
+class _NotDeltaTable(SinkError):
+    """A non-empty folder without a Delta log where a table should be."""
+
+
+# A folder that is still not a Delta table after this many looks is someone else's, not a table
+# another writer is creating right now.
+_NOT_DELTA_ATTEMPTS = 4
+
+
 def _with_retries(action: Callable[[int], _T], target: _Target, max_attempts: int) -> _T:
     """Run ``action(attempt)`` until it commits; retry Delta conflicts with jittered backoff."""
     last: BaseException | None = None
     for attempt in range(1, max_attempts + 1):
         try:
             return action(attempt)
+        except _NotDeltaTable:
+            if attempt >= min(max_attempts, _NOT_DELTA_ATTEMPTS):
+                raise
+            time.sleep(random.uniform(RETRY_BASE_SECONDS, 2 * RETRY_BASE_SECONDS) * attempt)
+            continue
         except SinkError:
             raise
         except (PySparkException, Py4JError) as exc:
