@@ -56,7 +56,17 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("dag_id", "string"),
     ("task_id", "string"),
     ("airflow_run_id", "string"),
+    # Second wave (DESIGN §5): appended with Delta schema evolution; older rows read them as NULL.
+    ("tags", "array<string>"),
+    ("reference_time", "timestamp"),
+    ("expected_min", "double"),
+    ("expected_max", "double"),
 )
+
+#: Columns added after the first release; a results table written before lacks them and is evolved.
+EVOLVED_RESULT_COLUMNS: tuple[str, ...] = ("tags", "reference_time", "expected_min", "expected_max")
+#: Timestamp columns of the results table (ISO-8601 text in JSON).
+TIME_RESULT_COLUMNS: tuple[str, ...] = ("evaluated_at", "reference_time")
 
 # Extra columns of the quarantine table (DESIGN §6, fixed).
 QUARANTINE_RUN_ID = "_dq_run_id"
@@ -143,14 +153,20 @@ class CheckResult:
     dag_id: str | None = None
     task_id: str | None = None
     airflow_run_id: str | None = None
+    tags: list[str] | None = None
+    reference_time: dt.datetime | None = None
+    expected_min: float | None = None
+    expected_max: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict in the fixed column order (timestamps as ISO strings)."""
         out: dict[str, Any] = {}
         for name, _ in RESULT_COLUMNS:
             value = getattr(self, name)
-            if name == "evaluated_at":
+            if name in TIME_RESULT_COLUMNS:
                 value = format_time(value)
+            elif name == "tags" and value is not None:
+                value = list(value)
             out[name] = value
         return out
 
@@ -159,8 +175,12 @@ class CheckResult:
         """Inverse of :meth:`to_dict`; also accepts rows read back from the Delta table."""
         kwargs = {name: data.get(name) for name, _ in RESULT_COLUMNS}
         kwargs["evaluated_at"] = parse_time(kwargs["evaluated_at"]) or utcnow()
-        if kwargs["metric_value"] is not None:
-            kwargs["metric_value"] = float(kwargs["metric_value"])
+        kwargs["reference_time"] = parse_time(kwargs["reference_time"])
+        for key in ("metric_value", "expected_min", "expected_max"):
+            if kwargs[key] is not None:
+                kwargs[key] = float(kwargs[key])
+        if kwargs["tags"] is not None:
+            kwargs["tags"] = [str(tag) for tag in kwargs["tags"]]
         for key in ("failed_rows", "row_count"):
             if kwargs[key] is not None:
                 kwargs[key] = int(kwargs[key])

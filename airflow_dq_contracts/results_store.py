@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from airflow_dq_contracts.results import QUARANTINE_RUN_ID, RESULT_COLUMNS, CheckResult
+from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, QUARANTINE_RUN_ID, RESULT_COLUMNS, CheckResult
 
 __all__ = ["ResultsStoreError", "is_path", "read_results", "read_quarantine_count", "sql_string"]
 
@@ -109,7 +109,9 @@ def read_results(
         failed = [c.check_id for c in checks if not c.passed]
     """
     table = _open(path, "results", storage_options)
-    names = [name for name, _ in RESULT_COLUMNS]
+    # A table written by an earlier release lacks the second-wave columns: they read as NULL.
+    present = set(table.schema().to_arrow().names)
+    names = [name for name, _ in RESULT_COLUMNS if name in present or name not in EVOLVED_RESULT_COLUMNS]
     rows = _scan(table, path, "results", names, f"run_id = {sql_string(run_id)}").to_pylist()
     records = [CheckResult.from_dict(row) for row in rows]
     records.sort(key=lambda r: (r.contract_name or "", r.check_id or ""))

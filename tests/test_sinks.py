@@ -38,7 +38,11 @@ EXPECTED_RESULTS_SCHEMA = [
     ("passed", "boolean"), ("failed_rows", "bigint"), ("message", "string"),
     ("row_count", "bigint"), ("filter", "string"), ("evaluated_at", "timestamp"),
     ("dag_id", "string"), ("task_id", "string"), ("airflow_run_id", "string"),
+    # second wave, appended
+    ("tags", "array<string>"), ("reference_time", "timestamp"),
+    ("expected_min", "double"), ("expected_max", "double"),
 ]
+FIRST_WAVE_COLUMNS = EXPECTED_RESULTS_SCHEMA[:22]
 
 VIOLATIONS_DDL = (
     "array<struct<check_id:string,check_name:string,check_type:string,severity:string,action:string>>"
@@ -80,6 +84,10 @@ def make_records(run_id: str, contract: str = "orders", variant: int = 0, n: int
                 dag_id="orders_dag",
                 task_id="check_orders",
                 airflow_run_id=None if i == 0 else f"manual__{variant}",
+                tags=None if i % 3 == 0 else [f"tag{i}", "pii"][: 1 + i % 2],
+                reference_time=None if i % 3 == 1 else T0 - dt.timedelta(days=1 + variant, microseconds=i),
+                expected_min=None if i % 2 else 10.0 * i - 0.5,
+                expected_max=None if i % 2 else 10.0 * i + 0.5,
             )
         )
     return out
@@ -168,6 +176,32 @@ def test_results_schema_partitioning_and_read_back_by_spark_and_delta_rs(spark, 
     assert answer["pyspark"] is False
     assert [c["check_id"] for c in answer["checks"]] == sorted(r.check_id for r in records)
     assert answer["checks"][0]["evaluated_at"] == "2024-03-01T12:30:15.123456Z"
+
+
+def test_results_table_of_the_first_release_is_evolved_and_old_rows_read_as_null(spark, tmp_path):
+    """A results table written before the second-wave columns existed: the next write appends the
+    four columns in its own commit, old rows read them as NULL (Spark and delta-rs), new rows keep them."""
+    sk = sinks()
+    path = str(tmp_path / "results")
+    old = make_records("run-old", n=3)
+    ddl = ", ".join(f"`{name}` {kind}" for name, kind in FIRST_WAVE_COLUMNS)
+    rows = [tuple(getattr(r, name) for name, _ in FIRST_WAVE_COLUMNS) for r in old]
+    spark.createDataFrame(rows, schema=ddl).write.format("delta").partitionBy("contract_name").save(path)
+    assert len(spark.read.format("delta").load(path).columns) == 22
+    # Reading the old table works before any new write.
+    for record in results_store.read_results(path, "run-old") + sk.read_results(spark, path, "run-old"):
+        assert (record.tags, record.reference_time, record.expected_min, record.expected_max) == (None,) * 4
+
+    new = make_records("run-new", variant=1, n=3)
+    assert sk.write_results(spark, new, path, run_id="run-new") == 3
+    schema = spark.read.format("delta").load(path).schema
+    assert [(f.name, f.dataType.simpleString()) for f in schema.fields] == EXPECTED_RESULTS_SCHEMA
+    assert as_dicts(results_store.read_results(path, "run-new")) == as_dicts(new)
+    assert as_dicts(sk.read_results(spark, path, "run-new")) == as_dicts(new)
+    expected_old = [dataclasses.replace(r, tags=None, reference_time=None, expected_min=None, expected_max=None)
+                    for r in old]
+    assert as_dicts(results_store.read_results(path, "run-old")) == as_dicts(expected_old)
+    assert as_dicts(sk.read_results(spark, path, "run-old")) == as_dicts(expected_old)
 
 
 def test_same_run_twice_leaves_one_copy_and_other_runs_accumulate(spark, tmp_path):

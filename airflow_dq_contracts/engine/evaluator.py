@@ -466,6 +466,7 @@ class Evaluator:
             failed_rows=measurement.failed_rows, message="; ".join(message_parts), row_count=row_count,
             filter=self.run_filter, evaluated_at=self.started_at,
             dag_id=self.dag_id, task_id=self.task_id, airflow_run_id=self.airflow_run_id,
+            tags=list(check.tags), reference_time=self.reference_time,
         )
 
 

@@ -69,7 +69,9 @@ from airflow_dq_contracts.results import (
     QUARANTINE_AT,
     QUARANTINE_RUN_ID,
     QUARANTINE_VIOLATIONS,
+    EVOLVED_RESULT_COLUMNS,
     RESULT_COLUMNS,
+    TIME_RESULT_COLUMNS,
     VIOLATION_FIELDS,
     CheckResult,
     parse_time,
@@ -100,6 +102,7 @@ _SPARK_TYPES: dict[str, T.DataType] = {
     "boolean": T.BooleanType(),
     "bigint": T.LongType(),
     "timestamp": T.TimestampType(),
+    "array<string>": T.ArrayType(T.StringType(), True),
 }
 
 #: The results table's Spark schema, built from the fixed ``RESULT_COLUMNS`` (order and types).
@@ -415,6 +418,8 @@ def _result_row(record: CheckResult) -> tuple[Any, ...]:
             elif kind == "timestamp":
                 # Aware datetimes convert to the right instant whatever the JVM/Python time zone.
                 value = parse_time(value) if isinstance(value, str) else to_utc(value)
+            elif kind == "array<string>":
+                value = [str(item) for item in value]
         values.append(value)
     return tuple(values)
 
@@ -438,15 +443,28 @@ def _schema_differences(actual: T.StructType) -> list[str]:
     return problems
 
 
-def _ensure_results_table(spark: SparkSession, target: _Target) -> None:
+def _evolvable(actual: T.StructType) -> bool:
+    """True when ``actual`` is the results schema of an earlier release: a prefix of today's, lacking
+    only (a tail of) the second-wave columns, which a write with ``mergeSchema`` appends."""
+    found = [(f.name, f.dataType.simpleString()) for f in actual.fields]
+    expected = list(RESULT_COLUMNS)
+    return (len(found) < len(expected) and found == expected[: len(found)]
+            and all(name in EVOLVED_RESULT_COLUMNS for name, _ in expected[len(found):]))
+
+
+def _ensure_results_table(spark: SparkSession, target: _Target) -> bool:
+    """Create the results table if missing; True when an existing one must be evolved by the write."""
     if target.exists(spark):
-        problems = _schema_differences(target.read(spark).schema)
+        schema = target.read(spark).schema
+        if _evolvable(schema):
+            return True
+        problems = _schema_differences(schema)
         if problems:
             raise SinkError(
                 f"{target} exists with a different schema than the fixed results schema: " + "; ".join(problems),
                 target=target.text,
             )
-        return
+        return False
     # Created explicitly (not by the first write) so the table has the fixed schema and its
     # partitioning even when the first run has no checks at all.
     builder = DeltaTable.createIfNotExists(spark)
@@ -454,6 +472,7 @@ def _ensure_results_table(spark: SparkSession, target: _Target) -> None:
     builder.addColumns(RESULTS_SCHEMA).partitionedBy(*RESULTS_PARTITION_COLUMNS).comment(
         "airflow-dq-contracts check results: one row per check per run"
     ).execute()
+    return False
 
 
 def write_results(
@@ -493,8 +512,9 @@ def write_results(
     token = _commit_token("results", run_id)
 
     def attempt(_: int) -> None:
-        _ensure_results_table(spark, resolved)
-        _replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=False)
+        # A table written by an earlier release gains the new columns in this same commit.
+        evolve = _ensure_results_table(spark, resolved)
+        _replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=evolve)
 
     _with_retries(attempt, resolved, max_attempts)
     log.info("%s: wrote %d check results of run %s", resolved, len(records), run_id)
@@ -513,20 +533,27 @@ def read_results(spark: SparkSession, target: str, run_id: str | None = None) ->
         raise SinkError(f"{resolved} does not exist", target=target)
     df = resolved.read(spark)
     problems = _schema_differences(df.schema)
-    missing = [p for p in problems if p.startswith("missing")]
+    missing = [p for p in problems if p.startswith("missing") and p.split()[2] not in EVOLVED_RESULT_COLUMNS]
     if missing:
         raise SinkError(f"{resolved} is not a results table: " + "; ".join(missing), target=target)
     if run_id is not None:
         df = df.where(F.col("run_id") == F.lit(run_id))
     # Timestamps travel as epoch microseconds: collect() would turn them into naive datetimes
-    # in the Python process's local zone.
-    columns = [F.col(_quote(name)) for name, _ in RESULT_COLUMNS if name != "evaluated_at"]
-    rows = df.select(*columns, F.unix_micros("evaluated_at").alias("_evaluated_at_us")).collect()
+    # in the Python process's local zone. Columns an older table lacks read as NULL.
+    present = set(df.columns)
+    columns: list[Column] = []
+    for name, kind in RESULT_COLUMNS:
+        value = F.col(_quote(name)) if name in present else F.lit(None).cast(_SPARK_TYPES[kind])
+        if name in TIME_RESULT_COLUMNS:
+            value = F.unix_micros(value)
+        columns.append(value.alias(name))
+    rows = df.select(*columns).collect()
     records = []
     for row in rows:
         data = row.asDict()
-        micros = data.pop("_evaluated_at_us")
-        data["evaluated_at"] = None if micros is None else _EPOCH + dt.timedelta(microseconds=micros)
+        for name in TIME_RESULT_COLUMNS:
+            micros = data[name]
+            data[name] = None if micros is None else _EPOCH + dt.timedelta(microseconds=micros)
         records.append(CheckResult.from_dict(data))
     records.sort(key=lambda r: (r.run_id or "", r.contract_name or "", r.check_id or ""))
     return records
