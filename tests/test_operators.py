@@ -325,16 +325,28 @@ def _hook(**kwargs):
     return ContractSubmitHook(**kwargs)
 
 
-def test_hook_command_ships_the_bundle_delta_and_this_python(monkeypatch):
+def test_hook_command_ships_the_bundle_delta_and_this_python(monkeypatch, tmp_path):
+    from airflow_dq_contracts import jars
+
     monkeypatch.delenv("DQ_CONTRACTS_DELTA_JARS", raising=False)
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
     monkeypatch.delenv("PYSPARK_DRIVER_PYTHON", raising=False)
-    hook = _hook(conf={"spark.sql.shuffle.partitions": "3"}, packages="org.example:extra:1.0", warehouse="/wh")
+    # The packages' folder as an earlier task resolved it: used as it is, no Ivy run.
+    monkeypatch.setenv(jars.JARS_DIR_ENV, str(tmp_path))
+    folder = tmp_path / jars.folder_name(["org.example:extra:1.0", "io.delta:delta-spark_4.1_2.13:4.4.0"])
+    folder.mkdir()
+    for name in ("delta-spark.jar", "extra.jar"):
+        (folder / name).write_bytes(b"")
+    (folder / jars.COMPLETE_MARKER).touch()
+    hook = _hook(conf={"spark.sql.shuffle.partitions": "3"}, packages="org.example:extra:1.0", warehouse="/wh",
+                 jars="/opt/mine.jar")
     cmd = hook._build_spark_submit_command(str(hook.bundle.launcher_path))
     joined = " ".join(cmd)
     assert cmd[0] == "spark-submit" and hook.master == "local[2]"   # from AIRFLOW_CONN_SPARK_DEFAULT
     assert f"--py-files {hook.bundle.zip_path}" in joined
-    assert "--packages org.example:extra:1.0,io.delta:delta-spark_4.1_2.13:4.4.0" in joined
+    # Never --packages: a concurrent Ivy resolve per task is what fails on a fresh worker.
+    assert "--packages" not in joined and "spark.jars.packages" not in joined
+    assert f"--jars /opt/mine.jar,{folder / 'delta-spark.jar'},{folder / 'extra.jar'}" in joined
     assert "spark.sql.shuffle.partitions=3" in joined                 # the user's value wins
     assert "spark.sql.shuffle.partitions=8" not in joined
     for setting in ("spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",

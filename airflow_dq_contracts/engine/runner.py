@@ -33,6 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from airflow_dq_contracts.contract import ContractValidationError, load_contract
 from airflow_dq_contracts.contract.model import Contract
+from airflow_dq_contracts.jars import JarResolutionError
 from airflow_dq_contracts.results import (
     DECISION_GATE,
     ContractResult,
@@ -295,6 +296,8 @@ def _start_spark(args: argparse.Namespace, contract: Contract, say: Progress) ->
     try:
         with _jvm_output_to(log_path):
             spark = get_spark(app_name=f"dq-contracts:{contract.name}", master=master, conf=conf)
+    except JarResolutionError as exc:  # its whole text: what failed and the offline route
+        raise DatasetError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - report why Spark did not start, with its own words
         raise DatasetError(f"Spark did not start ({first_line(exc)}); last lines of {log_path}:\n"
                            f"{_tail(log_path)}") from None

@@ -22,6 +22,9 @@ def get_spark(
 
     Inside ``spark-submit`` a session already exists (its jars and conf come from the command
     line), so it is reused as is; only the user's extra ``conf`` is applied where allowed.
+    Otherwise Delta's jars are resolved once per machine (:func:`airflow_dq_contracts.jars.delta_jars`,
+    honouring ``spark.jars.ivy``) and added to ``spark.jars`` (raises
+    :class:`~airflow_dq_contracts.jars.JarResolutionError` when that fails).
 
     Example::
 
@@ -34,9 +37,14 @@ def get_spark(
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
+    user = dict(conf or {})
     settings = spark_config.default_spark_conf(local=local_tuning)
-    settings.update(spark_config.delta_dependency_conf())
-    settings.update(conf or {})
+    settings.update(user)
+    if not any(p.strip().startswith("io.delta:delta-spark") for p in user.get("spark.jars.packages", "").split(",")):
+        # Local jars resolved once per machine under a lock, never a concurrent Ivy resolve (jars.py).
+        delta = spark_config.delta_dependency_conf(ivy_home=user.get("spark.jars.ivy"),
+                                                   ivy_settings=user.get("spark.jars.ivySettings"))
+        settings["spark.jars"] = ",".join(filter(None, [user.get("spark.jars"), delta["spark.jars"]]))
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
