@@ -54,6 +54,7 @@ def _creations(path: Path) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(DEADLINE_SECONDS + 600)
 def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_table(tmp_path):
     data = tmp_path / "orders.json"
     data.write_text("".join(json.dumps({"id": i, "amount": float(i)}) + "\n" for i in range(5)), encoding="utf-8")
@@ -94,6 +95,7 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(DEADLINE_SECONDS + 600)
 def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
     procs = [
         subprocess.Popen([sys.executable, str(APPS / "sink_writer.py"), "--root", str(tmp_path),
