@@ -187,7 +187,7 @@ class ContractSubmitHook(SparkSubmitHook):
         )
         # The connection is resolved by the parent's __init__; only now do we know the master and
         # deploy mode the defaults depend on. User conf always wins.
-        self._conf = {**self._default_conf(user_conf, warehouse), **user_conf}
+        self._rewire_parent(conf={**self._default_conf(user_conf, warehouse), **user_conf})
         self.done: dict[str, Any] | None = None
         self.job_error: dict[str, Any] | None = None
         self.master_unreachable_timeout = float(master_unreachable_timeout)
@@ -205,14 +205,41 @@ class ContractSubmitHook(SparkSubmitHook):
             self._cluster_jars = jar_list + [j for j in _as_list(self._conf.pop("spark.jars", None))
                                              if j not in jar_list]
             self._cluster_py_files = py_file_list
-            self._packages = None
-            self._jars = None
-            self._py_files = None
-            self._java_class = PYTHON_RUNNER_CLASS
+            self._rewire_parent(packages=None, jars=None, py_files=None, java_class=PYTHON_RUNNER_CLASS)
             if not bundle_given and not os.environ.get(CACHE_ENV):
                 self.log.warning(
                     "Standalone cluster mode: the driver reads the job from %s on a Spark worker; set $%s "
                     "to a folder the workers see at the same path (a shared volume)", self._job_folder, CACHE_ENV)
+
+    # ------------------------------------------------------------------ the seam into the parent
+
+    #: The parent's private attributes this hook sets, and what the parent does with each:
+    #: ``_conf`` / ``_packages`` / ``_jars`` / ``_py_files`` / ``_java_class`` / ``_application_args``
+    #: become ``--conf`` / ``--packages`` / ``--jars`` / ``--py-files`` / ``--class`` / the arguments in
+    #: ``_build_spark_submit_command``; ``_driver_id`` / ``_driver_status`` are what its standalone
+    #: driver tracking reads and writes. tests/test_operators.py checks each against the installed provider.
+    PARENT_ATTRIBUTES: tuple[str, ...] = ("_conf", "_packages", "_jars", "_py_files", "_java_class",
+                                          "_application_args", "_driver_id", "_driver_status")
+
+    def _rewire_parent(self, **values: Any) -> None:
+        """Set private attributes of the parent ``SparkSubmitHook``: the one place this hook does.
+
+        ``SparkSubmitHook`` has no public way to change the command after ``__init__`` (Delta's jars
+        resolved at submit time, the PythonRunner route of standalone cluster mode); its private
+        attributes are that way. Every write goes through here, and an attribute the installed
+        provider does not have fails loudly instead of being set and silently ignored.
+
+        Example::
+
+            self._rewire_parent(jars="/jars/delta-spark.jar", packages=None)
+        """
+        for name, value in values.items():
+            attribute = f"_{name}"
+            if attribute not in self.PARENT_ATTRIBUTES or not hasattr(self, attribute):
+                raise AirflowException(
+                    f"SparkSubmitHook of the installed apache-airflow-providers-apache-spark has no attribute "
+                    f"{attribute}: this airflow-dq-contracts release does not support that provider version")
+            setattr(self, attribute, value)
 
     # ------------------------------------------------------------------ settings
 
@@ -280,7 +307,7 @@ class ContractSubmitHook(SparkSubmitHook):
             return
         current = _as_list(self._jars)
         resolved = self._resolve_packages(self._pending_packages)
-        self._jars = ",".join(current + [jar for jar in resolved if jar not in current])
+        self._rewire_parent(jars=",".join(current + [jar for jar in resolved if jar not in current]))
         self._pending_packages = []
 
     def _build_spark_submit_command(self, application: str) -> list[str]:  # noqa: D401 - parent's hook point
@@ -361,12 +388,10 @@ class ContractSubmitHook(SparkSubmitHook):
         runs = self._job_folder / "runs"
         runs.mkdir(parents=True, exist_ok=True)
         self._markers_path = runs / f"{uuid.uuid4().hex}.markers"
-        self._application_args = [
-            str(self.bundle.launcher_path), ",".join(self._cluster_py_files),  # PythonRunner's own two
-            *self._job_args, f"--markers-out={self._markers_path}",
-        ]
-        self._driver_id = None
-        self._driver_status = None
+        self._rewire_parent(
+            application_args=[str(self.bundle.launcher_path), ",".join(self._cluster_py_files),  # PythonRunner's
+                              *self._job_args, f"--markers-out={self._markers_path}"],
+            driver_id=None, driver_status=None)
         try:
             self._refuse_if_killed()
             try:
