@@ -494,6 +494,8 @@ class FieldValues:
         if native is None:
             return None
         conforming, stats = native
+        if conforming is None and stats is None:
+            return self.row_condition(self.sql(), null_passes=self.exclude_nulls)
         zero = not self.threshold
         if self.exclude_nulls and zero:
             if stats is None:
