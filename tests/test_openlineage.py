@@ -207,3 +207,16 @@ def test_dag_run_emits_complete_event_with_assertions_and_metrics(lineage_file, 
     assert columns["amount"]["sum"] == by_name["amount sum"].metric_value
     assert columns["amount"]["min"] == by_name["amount min"].metric_value  # not the filtered "paid amount min"
     assert columns["id"]["distinctCount"] == by_name["id distinct"].metric_value
+
+
+def test_lineage_modules_import_no_pyspark():
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import airflow_dq_contracts.lineage, airflow_dq_contracts.operators.openlineage\n"
+            "import airflow_dq_contracts.interop, airflow_dq_contracts.interop.cli\n"
+            "print(sorted(m for m in sys.modules if m == 'pyspark' or m.startswith('pyspark.')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
