@@ -11,7 +11,6 @@ with a reason naming the missing type. Malformed input gives located errors, nev
 from __future__ import annotations
 
 import datetime as dt
-import glob
 import io
 import json
 from contextlib import redirect_stderr, redirect_stdout
@@ -21,7 +20,7 @@ import pytest
 import yaml
 
 from airflow_dq_contracts.cli import main
-from airflow_dq_contracts.contract import ContractValidationError, load_contract, parse_contract
+from airflow_dq_contracts.contract import ContractValidationError, parse_contract
 from airflow_dq_contracts.interop.common import has_check_type, has_top_key
 from airflow_dq_contracts.interop.datahub import import_datahub, import_datahub_texts
 from airflow_dq_contracts.interop.datahub_export import export_datahub, export_datahub_report

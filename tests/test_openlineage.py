@@ -14,15 +14,17 @@ import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything
 import json
 import os
 import statistics
-from pathlib import Path
 
 import pytest
-from airflow_fixtures import airflow_db, install_dag, run_dag, xcom_value  # noqa: F401  (airflow_db: fixture)
+from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
+    airflow_db,
+    install_dag,
+    run_dag,
+    use_cached_delta_jars,
+    xcom_value,
+)
 
 from airflow_dq_contracts.lineage import dataset_id
-
-IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
-DELTA_JARS = ("io.delta_delta-spark_4.1_2.13-4.4.0.jar", "io.delta_delta-storage-4.4.0.jar")
 
 # Hand-written rows; every expected value below is computed from these in plain Python.
 ROWS = [
@@ -120,12 +122,7 @@ def lineage_file(airflow_db, tmp_path, monkeypatch):  # noqa: F811 - airflow_db 
     monkeypatch.setenv("AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD", "True")
     monkeypatch.setenv("DQ_CONTRACTS_WAREHOUSE", str(tmp_path / "warehouse"))
     monkeypatch.setenv("DQ_CONTRACTS_JOB_CACHE", str(tmp_path / "job-cache"))
-    if all((IVY_JARS / jar).exists() for jar in DELTA_JARS):
-        jars = tmp_path / "delta-jars"
-        jars.mkdir()
-        for jar in DELTA_JARS:
-            (jars / jar).symlink_to(IVY_JARS / jar)
-        monkeypatch.setenv("DQ_CONTRACTS_DELTA_JARS", str(jars))
+    use_cached_delta_jars(monkeypatch, tmp_path)
     _reset_openlineage_config()
     yield events
     monkeypatch.undo()
@@ -208,15 +205,3 @@ def test_dag_run_emits_complete_event_with_assertions_and_metrics(lineage_file, 
     assert columns["amount"]["min"] == by_name["amount min"].metric_value  # not the filtered "paid amount min"
     assert columns["id"]["distinctCount"] == by_name["id distinct"].metric_value
 
-
-def test_lineage_modules_import_no_pyspark():
-    import subprocess
-    import sys
-
-    code = ("import sys\n"
-            "import airflow_dq_contracts.lineage, airflow_dq_contracts.operators.openlineage\n"
-            "import airflow_dq_contracts.interop, airflow_dq_contracts.interop.cli\n"
-            "print(sorted(m for m in sys.modules if m == 'pyspark' or m.startswith('pyspark.')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "[]"
