@@ -614,3 +614,51 @@ def test_cli_refusals_are_located_and_exit_1(tmp_path):
         "resolved by Dataplex from a catalog template; import the resolved rule instead"]
     code, _, err = _cli("import", "datahub", str(tmp_path / "missing.yaml"))
     assert code == 1 and "file not found" in err and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------------------- once #10 / #11 land
+
+
+@needs_row_condition
+@needs_table_condition
+@needs_sql
+@pytest.mark.spark
+def test_dataplex_condition_and_sql_rules_evaluate_on_spark(spark):
+    from pyspark.sql import types as T
+
+    from airflow_dq_contracts.engine import evaluate
+
+    files = ("08_row_condition.json", "09_table_condition.json", "10_sql_assertion.json")
+    contract = parse_contract(import_dataplex([DATAPLEX / n for n in files], table="shop.orders"))
+    schema = T.StructType([T.StructField("col1", T.LongType()), T.StructField("col2", T.LongType()),
+                           T.StructField("price", T.DoubleType())])
+    good = [(0, 9, 0.0), (5, 1, 10.0)]
+    bad = [(0, 9, 0.0), (-1, 1, 10.0), (3, None, -2.0)]  # col1 < 0; col2 NULL (a NULL result fails); price < 0
+    ids = [c.check_id for c in contract.all_checks()]
+    assert ids == ["_table_/col_bounds", "_table_/col1_non_negative", "_table_/no_negative_prices"]
+    good_result = evaluate(contract, spark.createDataFrame(good, schema), REF)
+    assert {r.check_id: r.status for r in good_result.checks} == dict.fromkeys(ids, "passed")
+    bad_result = {r.check_id: r for r in evaluate(contract, spark.createDataFrame(bad, schema), REF).checks}
+    assert {k: r.status for k, r in bad_result.items()} == dict.fromkeys(ids, "failed")
+    assert bad_result["_table_/col_bounds"].failed_rows == 2
+    assert bad_result["_table_/no_negative_prices"].metric_value == 1
+
+
+@needs_enforcement
+@pytest.mark.spark
+def test_datahub_schema_assertions_evaluate_on_spark(spark):
+    from pyspark.sql import types as T
+
+    from airflow_dq_contracts.engine import evaluate
+
+    schema = T.StructType([T.StructField("id", T.IntegerType()), T.StructField("product_id", T.StringType()),
+                           T.StructField("amount", T.DecimalType(10, 2)), T.StructField("updated_at", T.TimestampType()),
+                           T.StructField("extra", T.StringType())])
+    df = spark.createDataFrame([], schema)
+
+    def failed_schema_checks(name: str) -> set[str]:
+        result = evaluate(parse_contract(import_datahub([DATAHUB / name])), df, REF)
+        return {r.check_id for r in result.checks if r.check_type == "schema" and r.status != "passed"}
+
+    assert failed_schema_checks("14_schema_contains.yaml") == set()        # extra columns allowed
+    assert failed_schema_checks("13_schema_exact.yaml") == {"_table_/schema"}  # 'extra' is undeclared

@@ -205,3 +205,30 @@ def test_dag_run_emits_complete_event_with_assertions_and_metrics(lineage_file, 
     assert columns["amount"]["min"] == by_name["amount min"].metric_value  # not the filtered "paid amount min"
     assert columns["id"]["distinctCount"] == by_name["id distinct"].metric_value
 
+
+
+def test_catalog_table_input_is_its_warehouse_location_with_a_symlink(tmp_path):
+    from airflow_dq_contracts.contract import parse_contract
+    from airflow_dq_contracts.operators import ContractCheckOperator
+
+    contract = parse_contract("name: t\ncolumns:\n  - name: a\n    checks: [{name: a nulls, type: missing}]\n")
+    summary = {"row_count": 3, "checks": [{"check_id": "a/a_nulls", "check_name": "a nulls", "check_type": "missing",
+                                           "column": "a", "status": "passed", "metric_value": 1.0,
+                                           "severity": "P1", "validator": "noop", "message": ""}]}
+    op = ContractCheckOperator(task_id="t", contract="name: t\n", table="silver.orders")
+    warehouse = str(tmp_path / "wh")
+    op._lineage = {"contract": contract, "summary": summary, "warehouse": warehouse, "table": "silver.orders",
+                   "input_path": None, "outputs": ["s3a://lake/dq/results", "silver.quarantine"]}
+    lineage = op.get_openlineage_facets_on_complete(None)
+    (dataset,) = lineage.inputs
+    from airflow_dq_contracts.delta_metadata import resolve_table_path
+
+    location = resolve_table_path("silver.orders", warehouse)
+    assert (dataset.namespace, dataset.name) == ("file", location)
+    assert [(i.namespace, i.name, i.type) for i in dataset.facets["symlinks"].identifiers] == [
+        ("file", "silver.orders", "TABLE")]
+    assert dataset.facets["dataQualityAssertions"].assertions[0].success is True
+    assert dataset.inputFacets["dataQualityMetrics"].columnMetrics["a"].nullCount == 1
+    assert dataset.inputFacets["dataQualityMetrics"].rowCount == 3
+    assert [(o.namespace, o.name) for o in lineage.outputs] == [
+        ("s3://lake", "dq/results"), ("file", resolve_table_path("silver.quarantine", warehouse))]
