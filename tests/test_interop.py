@@ -222,12 +222,23 @@ def test_strict_condition_on_a_real_valued_metric_is_refused_located(metric, str
     ("condition: {type: length_greater_than, value: 3}", {"type": "min_length", "min": 4}),
     ("condition: {type: length_less_than, value: 3}", {"type": "max_length", "max": 2}),
     ("condition: {type: equal_to, value: 5}", {"type": "whitelist", "values": [5]}),
+    ("condition: {type: not_equal_to, value: NEW}", {"type": "blacklist", "values": ["NEW"]}),
     ("condition: {type: greater_than_or_equal_to, value: 0}", {"type": "min", "min": 0, "tolerance": 0}),
 ])
 def test_field_value_conditions_map_exactly(body, expected):
     checks = _checks(import_datahub_texts([(_one("type: field\nfield: c\n" + body), "f.yaml")]))
     assert len(checks) == 1
     assert {k: v for k, v in checks[0].items() if k != "name"} == expected
+
+
+@pytest.mark.parametrize("filters", ['"event_type = \'purchase\'"', "{type: sql, sql: \"event_type = 'purchase'\"}"])
+def test_filters_become_the_check_filter_and_survive_the_round_trip(filters):
+    text = _one(f"type: volume\nmetric: row_count\ncondition: {{type: equal_to, value: 3}}\nfilters: {filters}")
+    first = import_datahub_texts([(text, "f.yaml")])
+    assert _checks(first)[0]["filter"] == "event_type = 'purchase'"
+    exported = export_datahub(parse_contract(first))
+    assert doc(exported)["assertions"][0]["filters"] == {"type": "sql", "sql": "event_type = 'purchase'"}
+    assert doc(import_datahub_texts([(exported, "e.yaml")])) == doc(first)
 
 
 def test_field_values_between_with_nulls_failing_adds_a_null_check():

@@ -51,7 +51,8 @@ VALUE_CONDITIONS = COMPARISONS + ("in", "not_in", "is_null", "is_not_null", "mat
                                   "length_greater_than", "length_less_than", "length_between")
 SCHEMA_TYPES = ("string", "number", "boolean", "date", "timestamp", "struct", "array", "map", "bytes",
                 "integer", "decimal", "int", "long", "float", "double", "bigint", "binary")
-COMMON_KEYS = ("entity", "type", "schedule", "description")
+# id / id_raw / meta identify an assertion inside DataHub; they do not change what it asserts.
+COMMON_KEYS = ("entity", "type", "schedule", "description", "id", "id_raw", "meta")
 KEYS = {
     "freshness": COMMON_KEYS + ("lookback_interval", "last_modified_field", "filters"),
     "volume": COMMON_KEYS + ("metric", "condition", "filters"),
@@ -139,7 +140,8 @@ def metric_validator(src: Source, cond: Condition, path: tuple, reading: str) ->
     return None
 
 
-def parse_condition(src: Source, raw: Any, path: tuple, allowed: tuple[str, ...]) -> Condition | None:
+def parse_condition(src: Source, raw: Any, path: tuple, allowed: tuple[str, ...],
+                    text_values: bool = False) -> Condition | None:
     """Read a DataHub ``condition`` mapping (``type`` + ``value`` or ``min``/``max``)."""
     data = src.mapping(raw, path, "'condition'")
     if data is None:
@@ -171,6 +173,8 @@ def parse_condition(src: Source, raw: Any, path: tuple, allowed: tuple[str, ...]
             src.refuse(path + ("value",), f"'matches_regex' needs a regular expression, got {value!r}")
             return None
         return Condition(kind, value)
+    if text_values and kind in ("equal_to", "not_equal_to") and isinstance(value, str):
+        return Condition(kind, value)  # a row compared with a text value (→ whitelist / blacklist)
     number = src.number(value, path + ("value",), f"'{kind}' value")
     return None if number is None else Condition(kind, number)
 
@@ -244,10 +248,12 @@ class DataHubImporter:
         description = data.get("description")
         if isinstance(description, str) and description.strip():
             check["name"] = check_name(description)  # an exported contract keeps its check names
-        if isinstance(data.get("filters"), str) and data["filters"].strip():
-            check["filter"] = data["filters"].strip()
+        where = _filter_sql(data.get("filters"))
+        if where:
+            check["filter"] = where
         elif data.get("filters") is not None:
-            src.refuse(path + ("filters",), f"'filters' must be a SQL WHERE clause (a string), got {data['filters']!r}")
+            src.refuse(path + ("filters",), "'filters' must be {type: sql, sql: <WHERE clause>} or the clause "
+                                            f"itself, got {data['filters']!r}")
         self.draft.add(check, column, f"DataHub {src.where(path)} ({what})")
 
     # -- assertion types ------------------------------------------------------------------------
@@ -381,7 +387,7 @@ class DataHubImporter:
 
     # -- field values ---------------------------------------------------------------------------
     def _field_values(self, src: Source, data: dict, path: tuple, column: str) -> None:
-        cond = parse_condition(src, data.get("condition"), path + ("condition",), VALUE_CONDITIONS)
+        cond = parse_condition(src, data.get("condition"), path + ("condition",), VALUE_CONDITIONS, text_values=True)
         exclude_nulls = src.flag(data, "exclude_nulls", path, True)
         threshold = self._threshold(src, data, path)
         if cond is None or threshold is None:
@@ -408,6 +414,13 @@ class DataHubImporter:
             src.refuse(where + ("value",), f"failure_threshold {plain(value)} is out of range")
             return None
         return (kind, value) if value else ("count", Decimal(0))
+
+
+def _filter_sql(raw: Any) -> str | None:
+    """The SQL of DataHub ``filters`` — ``{type: sql, sql: …}`` (the compiler's form) or a bare clause."""
+    if isinstance(raw, dict) and raw.get("type", "sql") == "sql" and set(raw) <= {"type", "sql"}:
+        raw = raw.get("sql")
+    return raw.strip() if isinstance(raw, str) and raw.strip() else None
 
 
 def _percent(cond: Condition) -> Condition:
@@ -526,10 +539,9 @@ class FieldValues:
             return {"type": "whitelist", "values": cond.value}, None
         if kind == "not_in":
             return {"type": "blacklist", "values": cond.value}, None
-        if kind == "equal_to":
-            return {"type": "whitelist", "values": [plain(cond.value)]}, None
-        if kind == "not_equal_to":
-            return {"type": "blacklist", "values": [plain(cond.value)]}, None
+        if kind in ("equal_to", "not_equal_to"):
+            value = cond.value if isinstance(cond.value, str) else plain(cond.value)
+            return {"type": "whitelist" if kind == "equal_to" else "blacklist", "values": [value]}, None
         if kind == "matches_regex":
             # DataHub compiles to REGEXP_LIKE, a whole-value match; contract patterns search.
             return {"type": "pattern", "pattern": anchored(cond.value)}, None
@@ -587,7 +599,8 @@ class FieldValues:
         operators = {"equal_to": "=", "not_equal_to": "<>", "greater_than": ">", "greater_than_or_equal_to": ">=",
                      "less_than": "<", "less_than_or_equal_to": "<="}
         if kind in operators:
-            return f"{col} {operators[kind]} {plain(cond.value)}"
+            value = sql_literal(cond.value) if isinstance(cond.value, str) else plain(cond.value)
+            return f"{col} {operators[kind]} {value}"
         if kind == "between":
             return f"{col} BETWEEN {plain(cond.low)} AND {plain(cond.high)}"  # type: ignore[arg-type]
         if kind in ("in", "not_in"):

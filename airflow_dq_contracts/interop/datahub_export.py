@@ -130,7 +130,7 @@ class DataHubExporter:
         if check.filter:
             if assertion["type"] not in ("volume", "field"):
                 raise Refused(f"a filter on a {assertion['type']} assertion has no DataHub field")
-            assertion["filters"] = check.filter
+            assertion["filters"] = {"type": "sql", "sql": check.filter}
         # Keep DataHub's key order readable: entity, type, description, then the rest.
         head = {k: assertion.pop(k) for k in ("entity", "type", "description")}
         return {**head, **assertion}
