@@ -16,7 +16,7 @@ Example::
     ... '''
     >>> print(import_datahub_texts([(text, "events.yaml")]).split("checks:")[1], end="")
     <BLANKLINE>
-    # DataHub events.yaml:6 assertions[0] (volume row_count greater_than)
+    # DataHub events.yaml:4 assertions[0] (volume row_count greater_than)
     - name: row count greater_than 1000
       type: num_rows
       min: 1001
@@ -109,7 +109,8 @@ def metric_validator(src: Source, cond: Condition, path: tuple, reading: str) ->
     kind, value = cond.kind, cond.value
     if kind == "between":
         if cond.low > cond.high:  # type: ignore[operator]
-            src.refuse(path, f"between: min {plain(cond.low)} is greater than max {plain(cond.high)}")  # type: ignore[arg-type]
+            low, high = plain(cond.low), plain(cond.high)  # type: ignore[arg-type]
+            src.refuse(path, f"between: min {low} is greater than max {high}")
             return None
         return {"between": [plain(cond.low), plain(cond.high)], **exact}  # type: ignore[arg-type]
     if kind == "equal_to":
@@ -380,8 +381,8 @@ class DataHubImporter:
         validator = metric_validator(src, cond, path + ("condition",), reading)
         if validator is None:
             return
-        check = {"name": name, **{k: (v.format(col=quote_ident(column)) if isinstance(v, str) else v) for k, v in base.items()},
-                 **validator}
+        template = {k: (v.format(col=quote_ident(column)) if isinstance(v, str) else v) for k, v in base.items()}
+        check = {"name": name, **template, **validator}
         target = None if check["type"] == "row_condition" else column
         self.add(src, data, path, check, target, f"field {column} metric {metric} {source_kind}")
 
