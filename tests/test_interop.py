@@ -673,3 +673,17 @@ def test_datahub_schema_assertions_evaluate_on_spark(spark):
 
     assert failed_schema_checks("14_schema_contains.yaml") == set()        # extra columns allowed
     assert failed_schema_checks("13_schema_exact.yaml") == {"_table_/schema"}  # 'extra' is undeclared
+
+
+def test_cli_export_refuses_inexact_checks_unless_asked_to_skip(tmp_path):
+    contract = tmp_path / "c.yaml"
+    contract.write_text("name: c\ndataset: db.c\ncolumns:\n  - name: a\n    checks:\n"
+                        "      - {name: a total, type: sum, min: 0}\n      - {name: a nulls, type: missing, max: 0}\n")
+    code, out, err = _cli("export", "datahub", str(contract))
+    assert code == 1 and out == ""
+    assert err.strip().splitlines() == [f"{contract}:6: columns[0].checks[0]: not exported: check type 'sum' has no "
+                                        "exact DataHub assertion"]
+    code, out, err = _cli("export", "datahub", str(contract), "--skip-unsupported", "--platform", "hive")
+    assert code == 0 and err.startswith("skipped: ")
+    assert [a["description"] for a in doc(out)["assertions"]] == ["a nulls"]
+    assert doc(out)["assertions"][0]["entity"] == "urn:li:dataset:(urn:li:dataPlatform:hive,db.c,PROD)"
