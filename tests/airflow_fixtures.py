@@ -103,6 +103,17 @@ def airflow_db() -> Path:
     return AIRFLOW_HOME
 
 
+def use_cached_delta_jars(patch: Any, root: Path) -> None:
+    """Point ``DQ_CONTRACTS_DELTA_JARS`` at Delta's jars as this machine resolved them once (``jars.py``).
+
+    ``patch`` is a ``pytest.MonkeyPatch``; ``root`` is kept for callers (nothing is written there).
+    ``./dev setup`` prefetched the folder; otherwise the first caller resolves it under the lock.
+    """
+    from airflow_dq_contracts import jars
+
+    patch.setenv("DQ_CONTRACTS_DELTA_JARS", str(Path(jars.delta_jars()[0]).parent))
+
+
 def install_dag(source: str, name: str | None = None) -> Any:
     """Write ``source`` (a DAG module) into the dags folder, import it, return its only DAG.
 
