@@ -14,6 +14,7 @@ from airflow_dq_contracts.engine import Evaluator, annotate, evaluate
 from airflow_dq_contracts.engine.relational import UnsafeQuery, safe_query
 from airflow_dq_contracts.engine.runner import run_contract
 
+from test_engine_scan import _plan
 from relational_fixtures import (
     DIM_DDL,
     FACT_DDL,
@@ -403,3 +404,50 @@ def test_diff_knows_references_and_conditions():
     changes = diff_contracts(contract("/a", "x > 0"), contract("/b", "x > 1"))
     assert {(c.category, c.breaking) for c in changes if c.kind != "note"} == {
         ("reference_changed", True), ("check_definition_changed", True)}
+
+
+# ---------------------------------------------------------------------------------- plans
+
+
+def test_plan_one_scan_one_join_per_key_set_each_reference_read_once(spark, tmp_path):
+    root = tmp_path
+    spark.createDataFrame(FACTS, FACT_DDL).write.parquet(str(root / "orders_p"))
+    spark.createDataFrame(DIM, DIM_DDL).write.parquet(str(root / "customers_p"))
+    fact, dim = spark.read.parquet(str(root / "orders_p")), spark.read.parquet(str(root / "customers_p"))
+    contract = _contract([
+        {"name": "plain", "type": "referential", "columns": ["customer_id"], "reference": "customers"},
+        {"name": "plain eu", "type": "referential", "columns": ["customer_id"], "reference": "customers",
+         "filter": "region = 'eu'", "return": "pct", "max": 1},
+        {"name": "plain nulls", "type": "referential", "columns": ["customer_id"], "reference": "customers",
+         "nulls": "fail"},
+        {"name": "as of", "type": "referential", "columns": ["customer_id"], "reference": "customers", "as_of": AS_OF},
+        {"name": "composite", "type": "referential", "columns": ["customer_id", "region"], "reference": "customers"},
+        {"name": "rows", "type": "num_rows", "min": 1},
+        {"name": "positive", "type": "row_condition", "condition": "amount > 0"},
+        {"name": "avg", "type": "table_condition", "condition": "avg(amount) < 1000"},
+        {"name": "rec", "type": "reconciliation", "reference": "paid", "measure": "sum", "column": "amount"},
+        {"name": "rec n", "type": "reconciliation", "reference": "paid", "measure": "count"},
+    ], customers={"path": "/c"}, paid={"path": "/o", "filter": "status = 'paid'"})
+    evaluator = Evaluator(contract, fact, references={"customers": dim, "paid": fact})
+    result = evaluator.run()
+    assert result.counts()["error"] == 0, [r.message for r in result.checks if r.status == "error"]
+
+    phases = [s.name for s in evaluator.stats]
+    assert phases.count("scan") == 1
+    # Three distinct (reference, keys, as_of): plain (3 checks share it), as of, composite.
+    assert sorted(p for p in phases if p.startswith("join")) == ["join0", "join1", "join2"]
+    assert len(evaluator.join_frames) == 3
+    assert phases.count("reference:paid") == 1  # both reconciliations: one aggregate of the reference
+    assert not [p for p in phases if p.startswith("group")]
+
+    scan = _plan(evaluator.scan_frame)
+    assert scan.count("FileScan parquet") == 1 and "orders_p" in scan and "customers_p" not in scan
+    for identity, frame in evaluator.join_frames.items():
+        plan = _plan(frame)
+        # The main data once, the reference once, joined by broadcast (the reduced side is small).
+        assert plan.count("orders_p]") == 1 and plan.count("customers_p]") == 1, plan
+        assert "BroadcastHashJoin" in plan or "BroadcastNestedLoopJoin" in plan, plan
+    plain = _plan(evaluator.join_frames[("customers", ("customer_id",), ("customer_id",), None)])
+    assert "ReadSchema: struct<customer_id:bigint>" in plain  # column pruning of the reference
+    paid = _plan(evaluator.references["paid"])
+    assert "PushedFilters: [IsNotNull(status), EqualTo(status,paid)]" in paid  # the reference filter pushed down

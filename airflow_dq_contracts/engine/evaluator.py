@@ -449,14 +449,16 @@ class Evaluator:
             for item, contributed in parts:
                 item.extra_values, values = values[:len(contributed)], values[len(contributed):]
 
+        def join_pass(join: Any, members: list[_Planned]) -> None:
+            joined = with_matched(self.df, self.references[join.reference], join, "_dq_matched")
+            self.join_frames[join.identity] = joined
+            spread(joined, [(item, item.metric.join_aggregations(self._scope(item.scope_key), F.col("_dq_matched")))
+                            for item in members])
+
         for number, members in enumerate(joins.values()):
             join = members[0].metric.reference_join()
-            joined = with_matched(self.df, self.references[join.reference], join, "_dq_matched")
-            parts = [(item, item.metric.join_aggregations(self._scope(item.scope_key), F.col("_dq_matched")))
-                     for item in members]
-            self.join_frames[join.identity] = joined
             self._pass(f"join{number}", f"anti-join {join.describe()} for {len(members)} check(s)", members,
-                       lambda joined=joined, parts=parts: spread(joined, parts))
+                       lambda join=join, members=members: join_pass(join, members))
         for alias, parts in aggregates.items():
             self._pass(f"reference:{alias}", f"aggregate of reference {alias} for {len(parts)} check(s)",
                        [item for item, _ in parts],
