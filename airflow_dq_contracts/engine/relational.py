@@ -49,7 +49,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import uuid
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -381,17 +381,23 @@ def _analysed(frame: DataFrame, condition: str, aggregate: bool) -> tuple[Column
     return expression, None
 
 
-@register
-class RowConditionMetric(Metric):
-    """``row_condition``: rows where the SQL boolean is not true (NULL too, unless ``null_passes``)."""
+class _ConditionMetric(Metric):
+    """A check whose ``condition`` is parsed and analysed against the data before the scan."""
 
-    check_type, level = "row_condition", "table"
+    over_aggregates: ClassVar[bool]
 
     def precondition(self, ctx):
         if ctx.frame is None:
-            return "row_condition needs the DataFrame to analyse its condition"
-        self.condition, problem = _analysed(ctx.frame, self.check.params["condition"], aggregate=False)
+            return f"{self.check.type} needs the DataFrame to analyse its condition"
+        self.condition, problem = _analysed(ctx.frame, self.check.params["condition"], self.over_aggregates)
         return problem
+
+
+@register
+class RowConditionMetric(_ConditionMetric):
+    """``row_condition``: rows where the SQL boolean is not true (NULL too, unless ``null_passes``)."""
+
+    check_type, level, over_aggregates = "row_condition", "table", False
 
     def violation(self, window_count=None):
         return ~F.coalesce(self.condition, F.lit(bool(self.check.params.get("null_passes"))))
@@ -405,16 +411,10 @@ class RowConditionMetric(Metric):
 
 
 @register
-class TableConditionMetric(Metric):
+class TableConditionMetric(_ConditionMetric):
     """``table_condition``: a boolean over aggregates in the shared scan; 1 when true, else 0."""
 
-    check_type, level = "table_condition", "table"
-
-    def precondition(self, ctx):
-        if ctx.frame is None:
-            return "table_condition needs the DataFrame to analyse its condition"
-        self.condition, problem = _analysed(ctx.frame, self.check.params["condition"], aggregate=True)
-        return problem
+    check_type, level, over_aggregates = "table_condition", "table", True
 
     def aggregations(self, scope):
         return [self.condition]
