@@ -69,7 +69,7 @@ from .metrics import (
     describe_number,
     metric_for,
 )
-from .relational import drop_views, needed_views, prepare_references, register_views, with_matched
+from .relational import drop_views, needed_views, prepare_references, register_views, unmatched, with_matched
 
 log = logging.getLogger(__name__)
 
@@ -450,10 +450,10 @@ class Evaluator:
                 item.extra_values, values = values[:len(contributed)], values[len(contributed):]
 
         def join_pass(join: Any, members: list[_Planned]) -> None:
-            joined = with_matched(self.df, self.references[join.reference], join, "_dq_matched")
-            self.join_frames[join.identity] = joined
-            spread(joined, [(item, item.metric.join_aggregations(self._scope(item.scope_key), F.col("_dq_matched")))
-                            for item in members])
+            orphans = unmatched(self.df, self.references[join.reference], join)
+            self.join_frames[join.identity] = orphans
+            spread(orphans, [(item, item.metric.join_aggregations(self._scope(item.scope_key), F.lit(False)))
+                             for item in members])
 
         for number, members in enumerate(joins.values()):
             join = members[0].metric.reference_join()

@@ -9,11 +9,12 @@
 
 A reference is an *input of the plan*. The evaluator learns three kinds of pass, never a check name:
 
-1. **one left join per distinct (reference, key columns, as_of)** — the reference is reduced to one
-   row per key tuple first (for ``as_of``, with the list of its validity intervals), so the join
-   never multiplies the checked rows; Spark broadcasts that reduced side when it is small. Every
-   check on the same join shares the pass (one aggregate over the joined rows, per-check filters as
-   conditional counts) and ``annotate`` tags the orphans with the same join;
+1. **one left anti-join per distinct (reference, key columns, as_of)** — the same plan as a
+   hand-written anti-join (Spark broadcasts the reference when it is small); every check on the same
+   join shares the pass (one aggregate over the unmatched rows, per-check filters as conditional
+   counts). ``annotate`` tags the orphans of a failed check with one left join against the reference
+   reduced to one row per key tuple (for ``as_of``, with its validity intervals), so no row is
+   multiplied;
 2. **one aggregate per reference** for every reconciliation against it (the "theirs" side; "ours"
    is in the shared scan or the grouped pass of the column);
 3. **one query per ``sql`` check**, over temp views named for this run only (dropped at the end).
@@ -176,16 +177,45 @@ def _reduced(reference: DataFrame, join: ReferenceJoin) -> DataFrame:
     return rows.groupBy(*keys).agg(versions.alias("_dq_versions"))
 
 
+def _match_condition(join: ReferenceJoin, reference_keys: Sequence[str], valid_from: str | None = None,
+                     valid_to: str | None = None) -> Column:
+    """Key equality (+ for ``as_of``: a non-NULL event time inside ``[valid_from, valid_to)``)."""
+    condition = None
+    for key, theirs in zip(join.keys, reference_keys):
+        equal = column(key) == F.col(theirs)
+        condition = equal if condition is None else condition & equal
+    assert condition is not None
+    if join.as_of is not None and valid_from is not None and valid_to is not None:
+        event = column(join.as_of[0])
+        condition = condition & event.isNotNull() & (F.col(valid_from).isNull() | (F.col(valid_from) <= event)) & (
+            F.col(valid_to).isNull() | (event < F.col(valid_to)))
+    return condition
+
+
+def unmatched(df: DataFrame, reference: DataFrame, join: ReferenceJoin) -> DataFrame:
+    """The rows of ``df`` without a (valid, for as_of) match: ONE left anti-join, the evaluation pass.
+
+    Exactly what a hand-written anti-join does — Spark broadcasts the reference when it is small,
+    duplicate reference rows change nothing, rows with a NULL key are always in the output (the
+    metrics decide whether they count). The reference's columns are renamed first, so a reference
+    that is the checked DataFrame itself joins without ambiguity.
+    """
+    names = [f"_dq_r{i}" for i in range(len(join.keys))]
+    columns = [column(theirs).alias(name) for theirs, name in zip(join.reference_keys, names)]
+    if join.as_of is not None:
+        columns += [column(join.as_of[1]).alias("_dq_from"), column(join.as_of[2]).alias("_dq_to")]
+    condition = _match_condition(join, names, "_dq_from", "_dq_to")
+    return df.join(reference.select(*columns), on=condition, how="left_anti")
+
+
 def with_matched(df: DataFrame, reference: DataFrame, join: ReferenceJoin, name: str) -> DataFrame:
     """``df`` plus a boolean column ``name``: the row's key tuple has a (valid, for as_of) match.
 
-    One left join against the reduced reference: each row of ``df`` appears exactly once.
+    The per-row reading of :func:`unmatched` (for ``annotate``, only when a check failed): one left
+    join against the reference reduced to one row per key, so each row of ``df`` appears exactly once.
     """
     reduced = _reduced(reference, join)
-    condition = None
-    for i, key in enumerate(join.keys):
-        equal = column(key) == F.col(f"_dq_r{i}")
-        condition = equal if condition is None else condition & equal
+    condition = _match_condition(join, [f"_dq_r{i}" for i in range(len(join.keys))])
     joined = df.join(reduced, on=condition, how="left")
     matched = F.col("_dq_r0").isNotNull()
     if join.as_of is not None:
@@ -243,7 +273,7 @@ class ReferentialMetric(Metric):
         if ctx.frame is not None:
             try:  # analysis only (no job): incomparable key types surface here, as this check's error
                 with _quiet():
-                    with_matched(ctx.frame, reference, self.join, "_dq_probe").schema
+                    unmatched(ctx.frame, reference, self.join).schema
             except Exception as exc:  # noqa: BLE001
                 return f"cannot join on {self.join.describe()}: {_first_line(exc)}"
         return None
@@ -268,6 +298,7 @@ class ReferentialMetric(Metric):
         return ~self.any_key_null & unmatched
 
     def join_aggregations(self, scope, matched):
+        # Over the anti-join's rows (matched is false for all of them): orphans, and NULL keys for the note.
         return [scope.count_if(self.violation(matched)), scope.count_if(self.any_key_null)]
 
     def measure(self, scan, grouped, ctx):
