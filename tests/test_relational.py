@@ -451,3 +451,14 @@ def test_plan_one_scan_one_join_per_key_set_each_reference_read_once(spark, tmp_
     assert "ReadSchema: struct<customer_id:bigint>" in plain  # column pruning of the reference
     paid = _plan(evaluator.references["paid"])
     assert "PushedFilters: [IsNotNull(status), EqualTo(status,paid)]" in paid  # the reference filter pushed down
+
+
+def test_job_carries_references_unchanged():
+    from airflow_dq_contracts.jobs.run_contract import build_parser, job_arguments
+
+    args = job_arguments(contract_b64="eA==", references=["customers=s3://b/dim:delta", "src=/raw"])
+    assert args[-2:] == ["--reference=customers=s3://b/dim:delta", "--reference=src=/raw"]
+    parsed = build_parser().parse_args(args)
+    assert parsed.reference == ["customers=s3://b/dim:delta", "src=/raw"]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--contract-b64=eA==", "--ref=x=y"])
