@@ -409,8 +409,20 @@ def test_diff_knows_references_and_conditions():
 # ---------------------------------------------------------------------------------- plans
 
 
-def test_plan_one_scan_one_join_per_key_set_each_reference_read_once(spark, tmp_path):
-    root = tmp_path
+def test_plan_one_scan_one_join_per_key_set_each_reference_read_once(spark):
+    import pathlib
+    import shutil
+    import tempfile
+
+    # A short folder: Spark abbreviates long locations in plan text, and the test reads them.
+    root = pathlib.Path(tempfile.mkdtemp(prefix="dqr"))
+    try:
+        _check_plans(spark, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _check_plans(spark, root) -> None:
     spark.createDataFrame(FACTS, FACT_DDL).write.parquet(str(root / "orders_p"))
     spark.createDataFrame(DIM, DIM_DDL).write.parquet(str(root / "customers_p"))
     fact, dim = spark.read.parquet(str(root / "orders_p")), spark.read.parquet(str(root / "customers_p"))
