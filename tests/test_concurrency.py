@@ -97,30 +97,37 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
 @pytest.mark.slow
 @pytest.mark.timeout(DEADLINE_SECONDS + 600)
 def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
+    # Output to files, not pipes: a writer whose unread pipe fills (Spark's warnings on every retried
+    # conflict) would block while the test waits for another one.
+    logs = [(open(tmp_path / f"writer-{n}.out", "w"), open(tmp_path / f"writer-{n}.err", "w")) for n in range(WRITERS)]
     procs = [
         subprocess.Popen([sys.executable, str(APPS / "sink_writer.py"), "--root", str(tmp_path),
                           "--writer", str(n), "--rounds", str(ROUNDS)],
-                         env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for n in range(WRITERS)
+                         env=_env(), stdout=out, stderr=err, text=True)
+        for n, (out, err) in enumerate(logs)
     ]
     try:
         deadline = time.monotonic() + DEADLINE_SECONDS
         while not all((tmp_path / f"ready-{n}").exists() for n in range(WRITERS)):
-            dead = [p for p in procs if p.poll() is not None]
-            assert not dead, dead[0].communicate()[1][-3000:]
+            dead = [n for n, p in enumerate(procs) if p.poll() is not None]
+            assert not dead, (tmp_path / f"writer-{dead[0]}.err").read_text()[-3000:]
             assert time.monotonic() < deadline, "writers did not start"
             time.sleep(0.5)
         for round_no in range(ROUNDS):
             (tmp_path / f"go-{round_no}").touch()  # all six released at once
         outcomes = []
-        for proc in procs:
-            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            assert proc.returncode == 0, err[-3000:]
+        for n, proc in enumerate(procs):
+            proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+            assert proc.returncode == 0, (tmp_path / f"writer-{n}.err").read_text()[-3000:]
+            out = (tmp_path / f"writer-{n}.out").read_text()
             outcomes += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     finally:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
+        for out, err in logs:
+            out.close()
+            err.close()
 
     failures = [o for o in outcomes if not o["ok"]]
     assert not failures, failures[:3]
