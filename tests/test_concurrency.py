@@ -70,15 +70,21 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
     jars_dir.mkdir()
     env = _env(DQ_CONTRACTS_JARS_DIR=str(jars_dir))
     env.pop("DQ_CONTRACTS_DELTA_JARS", None)  # a fresh worker: nothing pre-resolved
+    logs = [open(tmp_path / f"run-{n}.log", "w") for n in range(WRITERS)]  # files: a full pipe would block
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "airflow_dq_contracts.cli", "run", str(contract), "--input", str(data),
              "--input-format", "json", "--run-id", f"run-{n}", "--results-table", str(results),
              "--master", "local[1]", "--conf", f"spark.jars.ivy={ivy}", "--json-out", str(tmp_path / f"{n}.json")],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for n in range(WRITERS)
+            cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+        for n, log in enumerate(logs)
     ]
-    outputs = [proc.communicate(timeout=DEADLINE_SECONDS)[0] for proc in procs]
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    for proc in procs:
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    for log in logs:
+        log.close()
+    outputs = [(tmp_path / f"run-{n}.log").read_text() for n in range(WRITERS)]
 
     for proc, output in zip(procs, outputs):
         assert proc.returncode == 0, output[-3000:]
