@@ -162,10 +162,17 @@ def _child_task(args: argparse.Namespace) -> None:
     began = time.time()
     summary = op.execute({"ti": TaskInstance(args.run_id)})  # type: ignore[arg-type]
     ended = time.time()
-    print("TASK_TIMINGS " + json.dumps({
-        "task": ended - began, "decision": summary["decision"], "row_count": summary["row_count"],
-        "began": began, "ended": ended, **marks, "lines": lines,
-    }), flush=True)
+    import airflow_dq_contracts
+
+    record = {"task": ended - began, "decision": summary["decision"], "row_count": summary["row_count"],
+              "began": began, "ended": ended, **marks, "lines": lines,
+              "src": str(Path(airflow_dq_contracts.__file__).resolve().parent.parent), "input": args.input}
+    # Also kept beside the generated data: a run interrupted by the deadline still has its phases.
+    log_file = ROOT / ".work" / "bench-task-overhead" / "timings.jsonl"
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+    print("TASK_TIMINGS " + json.dumps(record), flush=True)
 
 
 def phases(timings: dict[str, Any]) -> dict[str, float]:
@@ -213,7 +220,7 @@ def _child_env(src: Path, home: Path, extra: dict[str, str]) -> dict[str, str]:
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": MASTER}),
         # Each source tree builds its own job bundle.
-        "DQ_CONTRACTS_CACHE": str(home / "cache" / src.name),
+        "DQ_CONTRACTS_JOB_CACHE": str(home / "cache" / src.name),
         "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
     })
     env.update(extra)
@@ -310,20 +317,28 @@ def overhead(args: argparse.Namespace) -> None:
 
 
 def growth(args: argparse.Namespace) -> None:
-    """Results write + read-back at 10 runs and after ``args.growth`` runs of real commits."""
+    """Results write + read-back at 10 runs and after ``args.growth`` runs of real commits.
+
+    The write is the job's own (``sinks.write_results`` on Spark); with ``--growth-delta-rs`` it is
+    delta-rs's equivalent one-commit replacement (``predicate`` overwrite), for a machine too loaded
+    to keep a Spark session healthy for the whole run.
+    """
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
 
     sys.path.insert(0, str(ROOT))
     from airflow_dq_contracts import results_store
-    from airflow_dq_contracts.engine import sinks
-    from airflow_dq_contracts.engine.session import get_spark
-    from airflow_dq_contracts.results import CheckResult, utcnow
+    from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult, utcnow
 
-    spark = get_spark(app_name="task-overhead-growth", master=MASTER)
     home = Path(tempfile.mkdtemp(prefix="dq-growth-"))
     table = str(home / "dq_results")
     checks_per_run = 25
+    spark = None
+    if not args.growth_delta_rs:
+        from airflow_dq_contracts.engine import sinks
+        from airflow_dq_contracts.engine.session import get_spark
+
+        spark = get_spark(app_name="task-overhead-growth", master=MASTER)
 
     def records(run_id: str) -> list[CheckResult]:
         now = utcnow()
@@ -334,52 +349,70 @@ def growth(args: argparse.Namespace) -> None:
                             dag_id="d", task_id="t", airflow_run_id=run_id, tags=[], reference_time=now)
                 for i in range(checks_per_run)]
 
+    kinds = {"string": pa.string(), "double": pa.float64(), "boolean": pa.bool_(), "bigint": pa.int64(),
+             "timestamp": pa.timestamp("us", tz="UTC"), "array<string>": pa.list_(pa.string())}
+    schema = pa.schema([(name, kinds[kind]) for name, kind in RESULT_COLUMNS])
+
+    def arrow_rows(run_id: str) -> pa.Table:
+        columns = {name: [getattr(r, name) for r in records(run_id)] for name, _ in RESULT_COLUMNS}
+        return pa.Table.from_pydict(columns, schema=schema)
+
+    def write_run(run_id: str) -> None:
+        if spark is not None:
+            sinks.write_results(spark, records(run_id), table, run_id=run_id)
+        elif not DeltaTable.is_deltatable(table):
+            write_deltalake(table, arrow_rows(run_id), partition_by=["contract_name"])
+        else:
+            write_deltalake(table, arrow_rows(run_id), mode="overwrite", predicate=f"run_id = '{run_id}'")
+
     def measure(label: str, reps: int = 5) -> dict[str, float]:
-        writes, reads = [], []
+        writes, reads, unpruned = [], [], []
         for rep in range(reps):
             run_id = f"probe-{label}-{rep}"
             began = time.perf_counter()
-            sinks.write_results(spark, records(run_id), table, run_id=run_id)
+            write_run(run_id)
             writes.append(time.perf_counter() - began)
             began = time.perf_counter()
             got = results_store.read_results(table, run_id, contract_name="orders")
             reads.append(time.perf_counter() - began)
+            began = time.perf_counter()
+            results_store.read_results(table, run_id)
+            unpruned.append(time.perf_counter() - began)
             assert len(got) == checks_per_run, (label, len(got))
         version = DeltaTable(table).version()
         files = len(DeltaTable(table).file_uris())
         out = {"write_s": statistics.median(writes), "read_back_s": statistics.median(reads),
-               "version": version, "files": files}
-        print(f"{label:>28}: results write {out['write_s']:.2f} s, read-back {out['read_back_s']:.3f} s "
-              f"(table version {version}, {files} data files; median of {reps})", flush=True)
+               "read_back_run_id_only_s": statistics.median(unpruned), "version": version, "files": files}
+        print(f"{label:>28}: results write {out['write_s']:.3f} s, read-back {out['read_back_s']:.3f} s "
+              f"(run_id only {out['read_back_run_id_only_s']:.3f} s; table version {version}, {files} data files; "
+              f"median of {reps})", flush=True)
         return out
 
     for i in range(10):
-        sinks.write_results(spark, records(f"warm-{i}"), table, run_id=f"warm-{i}")
+        write_run(f"warm-{i}")
     small = measure("10 runs")
-    # The bulk of the history: real Delta commits of the same rows, written by delta-rs (fast, no
-    # JVM round trips); each commit is one run's rows in one file, like the job's write.
-    template = spark.createDataFrame([sinks._result_row(r) for r in records("x")], schema=sinks.RESULTS_SCHEMA)
-    arrow_schema = DeltaTable(table).schema().to_arrow()
-    base = pa.Table.from_pandas(template.toPandas(), preserve_index=False)
+    # The bulk of the history: real Delta commits, one run's rows in one file each, like the job's
+    # write, appended by delta-rs (fast, no JVM round trips).
     began = time.perf_counter()
     target = args.growth - DeltaTable(table).version()
     for i in range(max(0, target)):
-        run_id = f"bulk-{i}"
-        batch = base.set_column(base.schema.get_field_index("run_id"), "run_id", pa.array([run_id] * base.num_rows))
-        batch = batch.set_column(batch.schema.get_field_index("airflow_run_id"), "airflow_run_id",
-                                 pa.array([run_id] * base.num_rows))
-        write_deltalake(table, batch.cast(arrow_schema), mode="append")
+        write_deltalake(table, arrow_rows(f"bulk-{i}"), mode="append")
         if (i + 1) % 10 == 0:
             # Spark checkpoints every 10 commits (delta.checkpointInterval); do the same.
             DeltaTable(table).create_checkpoint()
-        if (i + 1) % 1000 == 0:
+        if (i + 1) % 250 == 0:
             print(f"  {i + 1:,} commits in {time.perf_counter() - began:.0f} s", flush=True)
     large = measure(f"{args.growth:,} runs")
     # Maintenance (docs/deployment.md): compact the small files, checkpoint, vacuum removed files.
     began = time.perf_counter()
-    spark.sql(f"OPTIMIZE delta.`{table}`").collect()
-    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-    spark.sql(f"VACUUM delta.`{table}` RETAIN 0 HOURS").collect()
+    if spark is not None:
+        spark.sql(f"OPTIMIZE delta.`{table}`").collect()
+        spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        spark.sql(f"VACUUM delta.`{table}` RETAIN 0 HOURS").collect()
+    else:
+        DeltaTable(table).optimize.compact()
+        DeltaTable(table).create_checkpoint()
+        DeltaTable(table).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
     print(f"  OPTIMIZE + VACUUM in {time.perf_counter() - began:.1f} s", flush=True)
     maintained = measure(f"{args.growth:,} runs + OPTIMIZE")
     for label, numbers in (("unmaintained", large), ("after OPTIMIZE/VACUUM", maintained)):
@@ -388,8 +421,25 @@ def growth(args: argparse.Namespace) -> None:
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(
             {"10": small, str(args.growth): large, f"{args.growth}+optimize": maintained}, indent=2) + "\n")
-    spark.stop()
+    if spark is not None:
+        spark.stop()
     shutil.rmtree(home, ignore_errors=True)
+
+
+def summarize(path: Path) -> None:
+    """Median task time and phases per source tree and input, from the runs logged in ``path``."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        groups.setdefault((record["src"], record["input"]), []).append(record)
+    for (src, input_path), records in sorted(groups.items()):
+        per_phase: dict[str, list[float]] = {}
+        for record in records:
+            for phase, seconds in phases(record).items():
+                per_phase.setdefault(phase, []).append(seconds)
+        task = _median([r["task"] for r in records])
+        print(f"{src} on {Path(input_path).name}: task {task:.1f} s (median of {len(records)})")
+        print("    phases: " + ", ".join(f"{k} {_median(v):.2f}" for k, v in per_phase.items()))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -405,9 +455,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--before-src", help="source tree of the package to compare against (same run)")
     parser.add_argument("--jars-dir", help="also run the task with $DQ_CONTRACTS_DELTA_JARS=DIR (no Ivy)")
     parser.add_argument("--growth", type=int, help="measure the results table after this many runs instead")
+    parser.add_argument("--growth-delta-rs", action="store_true",
+                        help="with --growth: write with delta-rs instead of the job's Spark sink")
+    parser.add_argument("--summarize", metavar="JSONL", help="print the phases of the task runs logged in JSONL")
     parser.add_argument("--json-out")
     args = parser.parse_args(argv)
-    if args.mode == "_task":
+    if args.summarize:
+        summarize(Path(args.summarize))
+    elif args.mode == "_task":
         _child_task(args)
     elif args.growth:
         growth(args)
