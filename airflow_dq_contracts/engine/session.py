@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Mapping
 
 from pyspark.sql import SparkSession
@@ -50,3 +51,29 @@ def get_spark(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def startup_line(spark: SparkSession, python_started: float, session_started: float) -> str:
+    """One progress line saying where a spark-submit job's start-up went (epoch seconds in).
+
+    ``python_started`` is when the driver's Python process began (the job records it at import),
+    ``session_started`` when it asked for the session. The driver JVM's own start time comes from
+    its ``RuntimeMXBean``: JVM start → Python start is spark-submit's work (class loading, jar
+    resolution, launching Python); Python start → session is the SparkContext and Delta set-up.
+    The ``jvm_start=`` field is machine-readable for ``benchmarks/task_overhead.py``.
+
+    Example::
+
+        began = time.time()
+        spark = get_spark()
+        print(startup_line(spark, PROCESS_STARTED, began))
+        # session: jvm_start=1763915000.123 jvm→python 3.41 s, python→session 1.02 s, session 2.80 s
+    """
+    now = time.time()
+    try:
+        jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+        jvm_start = float(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()) / 1000
+    except Exception:  # noqa: BLE001 - Spark Connect: no driver JVM in reach
+        return f"session: ready in {now - session_started:.2f} s"
+    return (f"session: jvm_start={jvm_start:.3f} jvm→python {python_started - jvm_start:.2f} s, "
+            f"python→session {session_started - python_started:.2f} s, session {now - session_started:.2f} s")

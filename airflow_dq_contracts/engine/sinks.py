@@ -87,6 +87,7 @@ __all__ = [
     "RESULTS_PARTITION_COLUMNS",
     "RESULTS_SCHEMA",
     "SinkError",
+    "clear_run_rows",
     "is_path",
     "read_results",
     "split_annotated",
@@ -768,6 +769,55 @@ def _write_run_rows(
         rows = resolved.read(spark).where(F.col(QUARANTINE_RUN_ID) == F.lit(run_id)).count()
     log.info("%s: wrote %d rows of run %s", resolved, rows, run_id)
     return rows
+
+
+def _run_has_rows(spark: SparkSession, resolved: _Target, run_id: str) -> bool:
+    """Whether the table holds any row of ``run_id``: a one-column read that stops at the first row.
+
+    Delta skips every file whose ``_dq_run_id`` min/max statistics exclude the run, and Parquet
+    skips row groups the same way, so this costs a metadata lookup plus (at most) the files of that
+    run — not a scan of the table.
+    """
+    probe = resolved.read(spark).select(QUARANTINE_RUN_ID).where(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
+    return bool(probe.limit(1).collect())
+
+
+def clear_run_rows(
+    spark: SparkSession,
+    target: str,
+    *,
+    kind: str,
+    run_id: str,
+    max_attempts: int = 8,
+) -> bool:
+    """Make a quarantine/valid table hold no row of ``run_id``, committing only when it held some.
+
+    The write path of a run with nothing to set aside: the common case writes nothing and commits
+    nothing (no table is created, no empty version added), while the retry of an attempt that did
+    set rows aside still removes them in one Delta commit — the same end state as writing an empty
+    frame with :func:`write_quarantine`, minus the commit. Returns True when rows were removed.
+
+    Example::
+
+        removed = clear_run_rows(spark, "/data/dq/quarantine/orders", kind="quarantine", run_id=run_id)
+    """
+    if kind not in _LAYOUT:
+        raise ValueError(f"kind must be one of {', '.join(_LAYOUT)}, got {kind!r}")
+    resolved = _resolve(target, kind)
+    _check_run_id(run_id, str(resolved))
+    _check_attempts(max_attempts)
+    if not resolved.exists(spark):
+        return False
+    _check_layout(resolved.read(spark).schema, resolved)
+    if not _run_has_rows(spark, resolved, run_id):
+        return False
+
+    def attempt(_: int) -> None:
+        resolved.delta_table(spark).delete(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
+
+    _with_retries(attempt, resolved, max_attempts)
+    log.info("%s: removed the rows of an earlier attempt of run %s", resolved, run_id)
+    return True
 
 
 def write_quarantine(
