@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf")
     p_run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p_run.set_defaults(func=_cmd_run)
+
+    from airflow_dq_contracts.report.cli import add_parser as add_report_parser
+
+    add_report_parser(sub)
     return parser
 
 

@@ -270,6 +270,7 @@ def run(args: argparse.Namespace) -> int:
             task_id=args.task_id,
             airflow_run_id=args.airflow_run_id,
             progress=_progress,
+            contract_text=text,
         )
         summary = result.summary()
         if args.summary_out:
