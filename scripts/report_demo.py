@@ -213,7 +213,7 @@ def chromium_path() -> str | None:
 
 
 def open_in_chromium(html_path: str | os.PathLike[str], *, screenshot: str | os.PathLike[str] | None = None,
-                     text_filter: str = "", status_filter: str = "failed", width: int = 1400) -> BrowserView:
+                     text_filter: str = "", status_filter: str = "failed", width: int = 1500) -> BrowserView:
     """Load the report in headless Chromium and exercise it (see :class:`BrowserView`)."""
     from playwright.sync_api import sync_playwright
 

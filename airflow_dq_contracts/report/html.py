@@ -84,13 +84,15 @@ font-weight:600;color:#fff;text-transform:uppercase;font-size:12px}.pass,.passed
 .quarantine{background:#ef6c00}.gate,.failed,.error{background:#c62828}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}.card{border:1px solid #d9e2ec;border-radius:6px;
 padding:8px 12px;min-width:110px}.card b{display:block;font-size:18px}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}dl.facts dt{color:#52606d}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:1px 14px;margin:6px 0;font-size:13px}dl.facts dt{color:#52606d}
 dl.facts dd{margin:0;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #e4e7eb;padding:4px 6px;text-align:left;
-vertical-align:top;overflow-wrap:anywhere}th{background:#f5f7fa;position:sticky;top:0}
+vertical-align:top;overflow-wrap:break-word}th{background:#f5f7fa;position:sticky;top:0;white-space:nowrap}
+td.wide{min-width:11em;max-width:24em}.badge{white-space:nowrap}
+.columns{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:0 32px}
 th[data-kind]{cursor:pointer}th[aria-sort=ascending]::after{content:" \\25B2"}
 th[aria-sort=descending]::after{content:" \\25BC"}td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.chart svg{width:260px;height:auto;display:block}.small{font-size:12px;color:#52606d}
+td.chart svg{width:230px;height:auto;display:block}.small{font-size:12px;color:#52606d}
 .controls{display:flex;gap:8px;align-items:center;margin:8px 0}input,select{font:inherit;padding:3px 6px}
 pre{background:#f5f7fa;padding:10px;overflow:auto;max-height:400px;white-space:pre-wrap;overflow-wrap:anywhere}
 table.sample td{font-family:ui-monospace,monospace;font-size:12px}
@@ -178,8 +180,9 @@ def _header(data: ReportData, report_link: str | None) -> str:
             f'<p class="meta">Data quality report · contract version {_text(result.contract_version or "—")}'
             f" · run {_text(result.run_id)}</p></header>"
             f'<section class="cards">{card_html}</section>'
-            f"<h2>Contract</h2>{contract_facts or '<p class=small>No registry entry for this contract.</p>'}"
-            f"<h2>Run</h2>{run_facts}")
+            f"<div class=\"columns\"><section><h2>Contract</h2>"
+            f"{contract_facts or '<p class=small>No registry entry for this contract.</p>'}</section>"
+            f"<section><h2>Run</h2>{run_facts}</section></div>")
 
 
 _COLUMNS = (
@@ -193,14 +196,17 @@ def _checks_table(data: ReportData) -> str:
     head = "".join(f'<th{f" data-kind={chr(34)}{kind}{chr(34)}" if kind else ""}>{name}</th>'
                    for name, kind in _COLUMNS)
     body = []
-    for check in data.result.checks:
+    # Failed and errored checks first, most severe first: what a reader opened the report for.
+    ordered = sorted(data.result.checks, key=lambda c: (c.status == "passed", c.severity or "", c.check_id))
+    for check in ordered:
         history = data.history.get(check.check_id)
         chart = trend_svg(history) if history is not None else ""
         points = len(history.at) if history is not None else 0
         search = " ".join(str(x) for x in (check.check_name, check.check_id, check.column, check.check_type,
                                            check.severity, check.action, check.status, check.message) if x)
         cells = [
-            (check.check_name, f"<b>{_text(check.check_name)}</b><br><span class=small>{_text(check.check_id)}</span>", ""),
+            (check.check_name, f"<b>{_text(check.check_name)}</b><br><span class=small>{_text(check.check_id)}</span>",
+             "wide"),
             (check.column, _text(check.column), ""),
             (check.check_type, _text(check.check_type), ""),
             (check.severity, _text(check.severity), ""),
@@ -210,7 +216,7 @@ def _checks_table(data: ReportData) -> str:
             (check.validator, _text(check.validator), ""),
             (None, _band(check.expected_min, check.expected_max), ""),
             ("" if check.failed_rows is None else str(check.failed_rows), _number(check.failed_rows), "num"),
-            (check.message, _text(check.message), ""),
+            (check.message, _text(check.message), "wide"),
             (None, (chart + f'<span class="small">{points} run{"s" if points != 1 else ""} in '
                     f"{data.days} days</span>") if chart else '<span class="small">no numeric history</span>',
              "chart"),
