@@ -184,9 +184,32 @@ def test_gate_mails_the_owner_and_the_task_links_its_report(setup, smtp):
     assert "airflow_dq_contracts.operators.report_link.ContractReportLink" in ProvidersManager().extra_links_class_names
     check_task = dag.get_task("check")
     assert [link.name for link in check_task.operator_extra_links] == ["Data quality report"]
-    ti = dag_run.get_task_instance("check")
     assert xcom_value(dag_run, "check", key=ContractReportLink().xcom_key) == summary["report"]
-    assert ContractReportLink().get_link(check_task, ti_key=ti.key) == summary["report"]
+    assert _api_links(dag_run, "check") == {"Data quality report": summary["report"]}
+
+
+def _api_links(dag_run, task_id: str) -> dict:
+    """``GET /api/v2/.../taskInstances/{task}/links`` of Airflow's own API app, in process (as an admin)."""
+    from fastapi.testclient import TestClient
+
+    from airflow.api_fastapi.app import create_app
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+    from airflow.api_fastapi.core_api.security import get_user
+
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "True")
+    try:
+        app = create_app(apps="core")
+        for sub in [app, *[route.app for route in app.routes if hasattr(route, "app")]]:
+            if hasattr(sub, "dependency_overrides"):
+                sub.dependency_overrides[get_user] = lambda: SimpleAuthManagerUser(username="test", role="admin")
+        with TestClient(app) as client:
+            response = client.get(f"/api/v2/dags/{dag_run.dag_id}/dagRuns/{dag_run.run_id}/taskInstances/"
+                                   f"{task_id}/links")
+        assert response.status_code == 200, response.text
+        return response.json()["extra_links"]
+    finally:
+        patch.undo()
 
 
 def test_quarantine_alerts_only_where_configured(setup, smtp):

@@ -150,3 +150,21 @@ def test_cli_writes_the_report_and_fails_cleanly(demo, tmp_path, capsys):
     assert code == 4 and "does not exist" in capsys.readouterr().err
     with pytest.raises(ReportDataError):
         load_report_data(demo.results, "no_such_contract")
+
+
+def test_the_report_imports_neither_airflow_nor_pyspark_and_the_registry_sink_no_airflow(demo, tmp_path):
+    import subprocess
+
+    def modules_after(statement: str) -> set[str]:
+        code = f"import sys; {statement}; print('\\n'.join(sorted(sys.modules)))"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+        return set(out.stdout.split())
+
+    def loaded(mods: set[str], package: str) -> bool:
+        return any(m == package or m.startswith(package + ".") for m in mods)
+
+    report = modules_after("from airflow_dq_contracts.report import build_report; "
+                           f"build_report({demo.results!r}, 'orders')")
+    assert not loaded(report, "airflow") and not loaded(report, "pyspark") and loaded(report, "matplotlib")
+    sink = modules_after("import airflow_dq_contracts.engine.registry_sink")
+    assert not loaded(sink, "airflow") and loaded(sink, "pyspark")
