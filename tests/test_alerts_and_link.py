@@ -23,19 +23,21 @@ import datetime as dt
 import email
 import email.policy
 import json
-import os
-import shutil
 import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from airflow_fixtures import airflow_db, install_dag, run_dag, xcom_value  # noqa: F401  (airflow_db: fixture)
+from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
+    airflow_db,
+    install_dag,
+    run_dag,
+    use_cached_delta_jars,
+    xcom_value,
+)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
-IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
-DELTA_JARS = ("io.delta_delta-spark_4.1_2.13-4.4.0.jar", "io.delta_delta-storage-4.4.0.jar")
 UTC = dt.timezone.utc
 
 CONTRACT = """\
@@ -118,12 +120,7 @@ def setup(airflow_db, smtp, tmp_path_factory):  # noqa: F811 - airflow_db is the
     root = tmp_path_factory.mktemp("alerts")
     patch = pytest.MonkeyPatch()
     patch.setenv("DQ_CONTRACTS_JOB_CACHE", str(root / "job-cache"))
-    if all((IVY_JARS / jar).exists() for jar in DELTA_JARS):
-        jars = root / "delta-jars"
-        jars.mkdir()
-        for jar in DELTA_JARS:
-            (jars / jar).symlink_to(IVY_JARS / jar)
-        patch.setenv("DQ_CONTRACTS_DELTA_JARS", str(jars))
+    use_cached_delta_jars(patch, root / "delta-jars")
     paths = {"source": str(root / "orders"), "results": str(root / "wh" / "dq_results"),
              "quarantine": str(root / "wh" / "quarantine"), "reports": str(root / "wh" / "reports")}
     dag = install_dag(DAG_SOURCE.format(contract=CONTRACT, **paths))
