@@ -80,11 +80,9 @@ def trend_svg(history: CheckHistory, *, width: float = 3.6, height: float = 1.25
             highs = [high if _finite(high) else float("nan") for _, _, high in band]
             ax.fill_between([b[0] for b in band], lows, highs, color=BAND_COLOR, alpha=0.45, linewidth=0,
                             zorder=0, label="expected")
-        for status, color in (("passed", PASS_COLOR), ("failed", FAIL_COLOR), ("error", FAIL_COLOR)):
-            chosen = [p for p in drawn if p[2] == status]
-            if chosen:
-                ax.scatter([p[0] for p in chosen], [p[1] for p in chosen], s=9, color=color, zorder=2,
-                           marker="o" if status != "error" else "x", linewidths=0.8)
+        # One scatter for all marks (green passed, red otherwise): one artist to draw, not one per status.
+        ax.scatter(times, [p[1] for p in drawn], s=9, zorder=2, linewidths=0,
+                   c=[PASS_COLOR if p[2] == "passed" else FAIL_COLOR for p in drawn])
         locator = AutoDateLocator(minticks=2, maxticks=5)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(ConciseDateFormatter(locator, show_offset=False))
