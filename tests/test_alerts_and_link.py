@@ -120,7 +120,7 @@ def setup(airflow_db, smtp, tmp_path_factory):  # noqa: F811 - airflow_db is the
     root = tmp_path_factory.mktemp("alerts")
     patch = pytest.MonkeyPatch()
     patch.setenv("DQ_CONTRACTS_JOB_CACHE", str(root / "job-cache"))
-    use_cached_delta_jars(patch, root / "delta-jars")
+    use_cached_delta_jars(patch, root)
     paths = {"source": str(root / "orders"), "results": str(root / "wh" / "dq_results"),
              "quarantine": str(root / "wh" / "quarantine"), "reports": str(root / "wh" / "reports")}
     dag = install_dag(DAG_SOURCE.format(contract=CONTRACT, **paths))

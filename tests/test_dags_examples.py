@@ -57,7 +57,7 @@ def env(airflow_db, tmp_path_factory):  # noqa: F811 - airflow_db is the importe
     patch = pytest.MonkeyPatch()
     patch.setenv("DQ_CONTRACTS_WAREHOUSE", str(root / "warehouse"))
     patch.setenv("DQ_CONTRACTS_JOB_CACHE", str(root / "job-cache"))
-    use_cached_delta_jars(patch, root / "delta-jars")
+    use_cached_delta_jars(patch, root)
     for source in EXAMPLES.glob("*.py"):
         shutil.copy(source, DAGS_FOLDER / source.name)
     shutil.copytree(EXAMPLES / "contracts", DAGS_FOLDER / "contracts", dirs_exist_ok=True)
