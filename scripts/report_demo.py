@@ -269,6 +269,11 @@ def main(argv: list[str]) -> int:
     if view.console_errors or view.page_errors:
         print(f"console errors: {view.console_errors + view.page_errors}", file=sys.stderr)
         return 1
+    # A committed image: a 128-colour palette keeps it small (the page is flat colours and text).
+    from PIL import Image
+
+    with Image.open(target) as image:
+        image.convert("RGB").quantize(colors=128).save(target, optimize=True)
     print(f"{target}: {view.rows} checks, {view.charts} charts")
     return 0
 
