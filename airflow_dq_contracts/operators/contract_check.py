@@ -283,6 +283,9 @@ class ContractCheckOperator(BaseOperator):
     :param report_days: days of history in the report's trend charts.
     :param spark_submit_kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``,
         ``executor_memory``, ``executor_cores``, ``num_executors``, ``deploy_mode``, ``files``…).
+    :param references: ``{name: "PATH[:FORMAT]"}`` overrides of the contract's ``references:``
+        (templated; carried to the job as ``--reference``). The references' ``filter`` is part of
+        the contract text, which is rendered as a template like every other field.
 
     Example::
 
@@ -292,7 +295,7 @@ class ContractCheckOperator(BaseOperator):
 
     template_fields: Sequence[str] = (
         "contract", "table", "input_path", "input_format", "filter", "reference_time",
-        "results_table", "quarantine_table", "valid_table", "spark_conf", "report_folder",
+        "results_table", "quarantine_table", "valid_table", "spark_conf", "references", "report_folder",
     )
     operator_extra_links = (ContractReportLink(),)
     # The contract file is read and rendered by this operator (see render_template_fields), not by
@@ -327,6 +330,7 @@ class ContractCheckOperator(BaseOperator):
         render_contract: bool = True,
         warehouse: str | None = None,
         spark_submit_kwargs: dict[str, Any] | None = None,
+        references: dict[str, str] | None = None,
         report_folder: str | None = None,
         report_base_url: str | None = None,
         report_days: int = 30,
@@ -356,6 +360,7 @@ class ContractCheckOperator(BaseOperator):
         self.render_contract = render_contract
         self.warehouse = warehouse
         self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
+        self.references = dict(references or {})
         self.report_folder = report_folder
         self.report_base_url = report_base_url
         self.report_days = report_days
@@ -522,6 +527,10 @@ class ContractCheckOperator(BaseOperator):
         valid_table = self.valid_table or None
         filter_sql = self.filter.strip() if isinstance(self.filter, str) and self.filter.strip() else None
 
+        unknown = sorted(set(self.references) - set(contract.references))
+        if unknown:
+            raise AirflowFailException(f"{self.task_id}: references= names {', '.join(unknown)}, which the contract "
+                                       f"does not declare (declared: {', '.join(sorted(contract.references)) or 'none'})")
         transport, files = self._contract_transport(text, run_id)
         args = job_arguments(
             **transport,
@@ -538,6 +547,7 @@ class ContractCheckOperator(BaseOperator):
             dag_id=dag_id,
             task_id=self.task_id,
             airflow_run_id=airflow_run_id,
+            references=[f"{name}={location}" for name, location in sorted(self.references.items())],
         )
         self.log.info("Contract %s %s (%d checks) on %s%s → run %s", contract.name, contract.version or "",
                       sum(1 for _ in contract.all_checks()), dataset,
