@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     from airflow_dq_contracts import jars_cli
 
     jars_cli.add_parser(sub)
+    from airflow_dq_contracts.report.cli import add_parser as add_report_parser
+
+    add_report_parser(sub)
+
     from airflow_dq_contracts.interop.cli import register as register_interop
 
     register_interop(sub)  # import datahub|dataplex, export datahub

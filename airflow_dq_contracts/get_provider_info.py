@@ -35,4 +35,6 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": ["airflow_dq_contracts.triggers.delta_metadata"],
             }
         ],
+        "extra-links": ["airflow_dq_contracts.operators.report_link.ContractReportLink"],
+        "notifications": ["airflow_dq_contracts.notifications.contract_alert.ContractAlertNotifier"],
     }

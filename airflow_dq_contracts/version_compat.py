@@ -7,6 +7,8 @@ Airflow release means changing this file only. Supported: Airflow 3.x (``airflow
 * ``BaseBranchOperator``: ``airflow.sdk`` from 3.2, ``airflow.providers.standard`` before.
 * Exceptions: ``airflow.sdk.exceptions`` where a release has them there, else ``airflow.exceptions``.
 * ``BaseTrigger``, ``TriggerEvent``: ``airflow.triggers.base`` (3.0, 3.1), ``airflow.sdk`` later.
+* ``BaseNotifier``, ``BaseOperatorLink``: ``airflow.sdk``; ``XCom``: ``airflow.sdk`` where exported, else
+  ``airflow.sdk.execution_time.xcom`` (3.0, 3.1).
 * :func:`default_deferrable`: ``[operators] default_deferrable`` read when an operator is built.
 
 Example::
@@ -59,6 +61,13 @@ except ImportError:
         AirflowSkipException,
     )
 
+from airflow.sdk import BaseNotifier, BaseOperatorLink  # noqa: E402
+
+try:  # the XCom class tasks and operator links read through (not exported by airflow.sdk in 3.0/3.1)
+    from airflow.sdk import XCom  # type: ignore[attr-defined]  # noqa: E402
+except ImportError:
+    from airflow.sdk.execution_time.xcom import XCom  # noqa: E402
+
 try:
     from airflow.triggers.base import BaseTrigger, TriggerEvent  # noqa: E402
 except ImportError:  # pragma: no cover - future releases
@@ -87,11 +96,14 @@ __all__ = [
     "AirflowSensorTimeout",
     "AirflowSkipException",
     "BaseBranchOperator",
+    "BaseNotifier",
     "BaseOperator",
+    "BaseOperatorLink",
     "BaseSensorOperator",
     "BaseTrigger",
     "Context",
     "PokeReturnValue",
     "TriggerEvent",
+    "XCom",
     "default_deferrable",
 ]

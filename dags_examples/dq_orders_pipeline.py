@@ -9,6 +9,12 @@ spark-submit job on that partition) → ``route_orders`` (ContractBranchOperator
   quarantine table; the valid rows the job set aside are published to gold),
 * **gate** → ``alert`` (logs the failing checks and fails the run: nothing is published).
 
+Alerts: ``alert``'s ``on_failure_callback`` is a :class:`ContractAlertNotifier` — it e-mails the
+contract's ``sla.support_contact`` (from the contract registry) the failing checks, the decision, the
+escalation policy and the run's HTML report, through the ``smtp_default`` connection. The quarantine
+path has one too, configured with ``on_quarantine=True``; a passing run sends nothing. The check
+task's "Data quality report" extra link opens the same report.
+
 The check uses ``fail_on_gate=False`` — the branch enforces the gate — see
 :mod:`airflow_dq_contracts.operators.contract_check` for the other way the two cooperate.
 
@@ -31,6 +37,7 @@ import os
 from airflow.sdk import DAG, Param, task
 from airflow.timetables.interval import CronDataIntervalTimetable
 
+from airflow_dq_contracts.notifications import ContractAlertNotifier
 from airflow_dq_contracts.operators import ContractBranchOperator, ContractCheckOperator
 from airflow_dq_contracts.operators.contract_check import default_warehouse
 from airflow_dq_contracts.sensors import FreshnessSensor
@@ -116,7 +123,7 @@ with DAG(
         log.info("gold: published %d orders of %s", written, day)
         return written
 
-    @task
+    @task(on_success_callback=ContractAlertNotifier(check_task_id="check_orders", on_quarantine=True))
     def quarantine_then_publish(day: str, summary: dict) -> int:
         """Publish only the rows the job kept as valid for this run; the rest wait in quarantine."""
         import pyarrow.compute as pc
@@ -133,7 +140,7 @@ with DAG(
                     written, day, quarantine.get("rows"), quarantine.get("table"), summary["run_id"])
         return written
 
-    @task
+    @task(on_failure_callback=ContractAlertNotifier(check_task_id="check_orders"))
     def alert(summary: dict) -> None:
         """A gate: nothing is published. Log what failed, then fail the run so it cannot pass silently."""
         from airflow.exceptions import AirflowFailException

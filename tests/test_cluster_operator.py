@@ -160,8 +160,8 @@ def _rows(path: Path, column: str, value: Any) -> list[dict[str, Any]]:
     return table.filter(pc.equal(table[column], value)).to_pylist()
 
 
-def _iso(value: dt.datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+def _iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def assert_xcom_is_the_results_rows(summary: dict[str, Any], warehouse: Path) -> list[dict[str, Any]]:
@@ -170,6 +170,7 @@ def assert_xcom_is_the_results_rows(summary: dict[str, Any], warehouse: Path) ->
     assert rows, f"no results rows for run {summary['run_id']}"
     for row in rows:
         row["evaluated_at"] = _iso(row["evaluated_at"])
+        row["reference_time"] = _iso(row["reference_time"])
     by_id = {row["check_id"]: row for row in rows}
     assert len(by_id) == len(rows), "a check has two rows: a copy was added"
     assert sorted(c["check_id"] for c in summary["checks"]) == sorted(by_id)

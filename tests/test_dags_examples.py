@@ -125,8 +125,8 @@ def _table_rows(path: Path, column: str, value: Any) -> list[dict[str, Any]]:
     return table.filter(pc.equal(table[column], value)).to_pylist()
 
 
-def _iso(value: dt.datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+def _iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def assert_xcom_equals_results_table(summary: dict[str, Any], warehouse: Path) -> list[dict[str, Any]]:
@@ -135,6 +135,7 @@ def assert_xcom_equals_results_table(summary: dict[str, Any], warehouse: Path) -
     assert rows, "no results rows for the run"
     for row in rows:
         row["evaluated_at"] = _iso(row["evaluated_at"])
+        row["reference_time"] = _iso(row["reference_time"])
     by_id = {row["check_id"]: row for row in rows}
     assert len(by_id) == len(rows), "a check has two rows: a retry added a copy"
     assert sorted(c["check_id"] for c in summary["checks"]) == sorted(by_id)

@@ -246,6 +246,7 @@ def run_contract(
     airflow_run_id: str | None = None,
     progress: Progress | None = None,
     references: list[str] | None = None,
+    contract_text: str | None = None,
 ) -> ContractResult:
     """Read, evaluate and (when targets are given) write the Delta outputs; returns the result.
 
@@ -254,6 +255,9 @@ def run_contract(
     ``run_id`` defaults to a fresh id per run (``make_run_id(contract, dataset, start time)``);
     pass the same id again to replace that run's rows in every table. Quarantine/valid rows are
     written before the results, so the results table never announces rows that are not there.
+    With a results table, the contract version is also upserted into the registry beside it
+    (``dq_contracts``, see :mod:`airflow_dq_contracts.registry`); ``contract_text`` is what it
+    records as the contract's text (default: the contract's file).
 
     Example::
 
@@ -297,6 +301,7 @@ def run_contract(
             began = time.perf_counter()
             result.results_table = results_table
             result.finished_at = utcnow()
+            _register(spark, contract, result, contract_text)
             sinks.write_results(spark, result.checks, results_table, run_id=run_id)
             say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
     result.finished_at = utcnow()
@@ -348,6 +353,22 @@ def _write_rows(spark: SparkSession, contract: Contract, df: DataFrame, result: 
             annotated.unpersist()
     say(f"rows: quarantined {result.quarantine_rows if quarantine_table else '-'}, "
         f"valid {result.valid_rows if valid_table else '-'} in {time.perf_counter() - began:.2f} s")
+
+
+def _register(spark: SparkSession, contract: Contract, result: ContractResult, contract_text: str | None) -> None:
+    """Upsert the run's contract version into the registry beside the results table (before the results:
+    a reader that finds the run's results also finds its owner, SLA and tables)."""
+    from airflow_dq_contracts.registry import contract_source_text, registry_row, registry_table_for
+
+    from .registry_sink import write_registry
+
+    assert result.results_table is not None
+    row = registry_row(
+        contract, contract_text=contract_text if contract_text is not None else contract_source_text(contract),
+        run_id=result.run_id, run_at=result.started_at, decision=result.decision, dataset=result.dataset,
+        results_table=result.results_table, quarantine_table=result.quarantine_table, valid_table=result.valid_table,
+    )
+    write_registry(spark, row, registry_table_for(result.results_table))
 
 
 # --------------------------------------------------------------------------------------- CLI

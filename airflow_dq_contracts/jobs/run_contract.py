@@ -283,6 +283,7 @@ def run(args: argparse.Namespace) -> int:
             airflow_run_id=args.airflow_run_id,
             progress=_progress,
             references=args.reference,
+            contract_text=text,
         )
         summary = result.summary()
         if args.summary_out:

@@ -32,6 +32,13 @@ directly; catalog table names are read back through Spark's warehouse layout
 (``<warehouse>/<db>.db/<table>``), which needs ``$DQ_CONTRACTS_WAREHOUSE`` to match the
 catalog's ``spark.sql.warehouse.dir``.
 
+The report: after reading the run back, the operator writes the run's self-contained HTML report
+(:mod:`airflow_dq_contracts.report`) to ``<report_folder>/<contract>/<run id>.html`` — by default
+``<warehouse>/dq_reports``; a URI (``s3://…``) is written through fsspec like the tables — puts its
+location in the summary (``summary["report"]``) and shows it as the task's **"Data quality report"**
+extra link (the URL is ``report_base_url/<contract>/<run id>.html`` when the folder is served over
+HTTP, else the file's own URI). A report that cannot be written is logged and never fails the check.
+
 Templating: ``contract`` (a path is read and *its text* rendered with Jinja, so a YAML contract may
 use ``{{ ds }}``; ``render_contract=False`` turns that off, e.g. for regexes containing ``{{``),
 ``table``, ``input_path``, ``filter``, ``reference_time`` (default ``{{ data_interval_end }}``; a run
@@ -59,6 +66,7 @@ from typing import Any, Sequence
 from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
 from airflow_dq_contracts.hooks.contract_submit import ContractJobError, ContractSubmitHook
 from airflow_dq_contracts.jobs.run_contract import encode_contract, job_arguments
+from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
 from airflow_dq_contracts.results import (
     DECISION_GATE,
     CheckResult,
@@ -78,6 +86,7 @@ from airflow_dq_contracts.version_compat import (
 WAREHOUSE_ENV = "DQ_CONTRACTS_WAREHOUSE"
 RESULTS_TABLE_NAME = "dq_results"
 QUARANTINE_FOLDER = "dq_quarantine"
+REPORT_FOLDER = "dq_reports"
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -109,6 +118,21 @@ def default_quarantine_table(warehouse: str, contract_name: str) -> str:
     '/wh/dq_quarantine/orders_v2'
     """
     return _join(warehouse, QUARANTINE_FOLDER, _SLUG.sub("_", contract_name.lower()).strip("_") or "contract")
+
+
+def report_location(folder: str, contract_name: str, run_id: str, base_url: str | None = None) -> tuple[str, str]:
+    """(where the report is written, the URL the extra link shows) for one run.
+
+    >>> report_location("/wh/dq_reports", "Orders", "dq-1")
+    ('/wh/dq_reports/orders/dq-1.html', 'file:///wh/dq_reports/orders/dq-1.html')
+    >>> report_location("s3://b/r", "orders", "dq-1", "https://dq.example.com/r/")[1]
+    'https://dq.example.com/r/orders/dq-1.html'
+    """
+    slug = _SLUG.sub("_", contract_name.lower()).strip("_") or "contract"
+    path = _join(os.path.expanduser(folder), slug, f"{run_id}.html")
+    if base_url:
+        return path, f"{base_url.rstrip('/')}/{slug}/{run_id}.html"
+    return path, (path if "://" in path else Path(os.path.abspath(path)).as_uri())
 
 
 def _join(base: str, *parts: str) -> str:
@@ -253,6 +277,10 @@ class ContractCheckOperator(BaseOperator):
         ``{"P1": {"table": "gate", "row": "quarantine"}}``), applied when the contract is loaded.
     :param render_contract: render the contract text with Jinja (default True).
     :param warehouse: warehouse folder for default outputs and table names (default see module docs).
+    :param report_folder: folder (path or URI) for the run's HTML report (templated); default
+        ``<warehouse>/dq_reports``. ``write_report=False`` writes none.
+    :param report_base_url: URL under which ``report_folder`` is served; the extra link uses it.
+    :param report_days: days of history in the report's trend charts.
     :param spark_submit_kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``,
         ``executor_memory``, ``executor_cores``, ``num_executors``, ``deploy_mode``, ``files``…).
     :param references: ``{name: "PATH[:FORMAT]"}`` overrides of the contract's ``references:``
@@ -267,8 +295,9 @@ class ContractCheckOperator(BaseOperator):
 
     template_fields: Sequence[str] = (
         "contract", "table", "input_path", "input_format", "filter", "reference_time",
-        "results_table", "quarantine_table", "valid_table", "spark_conf", "references",
+        "results_table", "quarantine_table", "valid_table", "spark_conf", "references", "report_folder",
     )
+    operator_extra_links = (ContractReportLink(),)
     # The contract file is read and rendered by this operator (see render_template_fields), not by
     # Airflow's template_ext machinery: that one cannot read absolute paths and turns a missing file
     # into a Jinja traceback instead of a located contract error.
@@ -302,6 +331,10 @@ class ContractCheckOperator(BaseOperator):
         warehouse: str | None = None,
         spark_submit_kwargs: dict[str, Any] | None = None,
         references: dict[str, str] | None = None,
+        report_folder: str | None = None,
+        report_base_url: str | None = None,
+        report_days: int = 30,
+        write_report: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -328,6 +361,10 @@ class ContractCheckOperator(BaseOperator):
         self.warehouse = warehouse
         self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
         self.references = dict(references or {})
+        self.report_folder = report_folder
+        self.report_base_url = report_base_url
+        self.report_days = report_days
+        self.write_report = write_report
         # What the contract was before rendering (a path locates errors; the text replaces it).
         self._contract_origin = (self.contract if self._is_contract_path(self.contract)
                                  else f"<{self.task_id}.contract>")
@@ -528,6 +565,7 @@ class ContractCheckOperator(BaseOperator):
             quarantine_table=quarantine_table, valid_table=valid_table, warehouse=warehouse,
             filter=filter_sql, started_at=started_at, finished_at=utcnow(), reported=reported,
         )
+        summary["report"] = self._write_report(context, summary, warehouse) if self.write_report else None
         self._lineage = {"contract": contract, "summary": summary, "warehouse": warehouse, "table": table,
                          "input_path": input_path,
                          "outputs": [t for t in (results_table, quarantine_table, valid_table) if t]}
@@ -544,6 +582,27 @@ class ContractCheckOperator(BaseOperator):
                               for c in gating) or "a quarantine check errored (fails closed)"
             raise AirflowFailException(f"contract {contract.name} decided GATE on {dataset}: {names}")
         return summary
+
+    def _write_report(self, context: Context, summary: dict[str, Any], warehouse: str) -> str | None:
+        """Write the run's HTML report; push and return its URL (None, logged, if it could not be written)."""
+        from airflow_dq_contracts.report import build_report, write_report
+
+        folder = self.report_folder or _join(warehouse, REPORT_FOLDER)
+        path, url = report_location(folder, summary["contract"]["name"], summary["run_id"], self.report_base_url)
+        quarantine = (summary.get("quarantine") or {}).get("table")
+        try:
+            page = build_report(
+                readable_location(summary["results_table"], warehouse), summary["contract"]["name"],
+                run_id=summary["run_id"], days=self.report_days, report_link=url,
+                quarantine_table=readable_location(quarantine, warehouse) if quarantine else None,
+            )
+            write_report(page, path)
+        except Exception as exc:  # noqa: BLE001 - the report is a view: never fail the check for it
+            self.log.warning("Could not write the data quality report to %s: %s", path, exc)
+            return None
+        context["ti"].xcom_push(key=REPORT_URL_KEY, value=url)
+        self.log.info("Data quality report: %s", url)
+        return url
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage facets of the run (called by the OpenLineage provider; also on a gate failure).

@@ -1,0 +1,210 @@
+"""What a report shows, read from the Delta tables with delta-rs (no JVM, no Airflow, no Spark).
+
+* the run's check results (the run given, else the contract's newest run in the results table);
+* per check, its metric history over the last ``days`` before that run, as Arrow columns —
+  1M results rows are filtered with Arrow compute, never turned into Python objects;
+* the contract's registry row (owner, SLA, version, text, tables), when the registry exists;
+* a bounded sample of the run's quarantined rows per failed row-level check.
+
+Example::
+
+    data = load_report_data("/wh/dq_results", "orders", days=30)
+    print(data.result.decision, len(data.history), data.registry and data.registry["owner"])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import os
+from typing import Any, Mapping
+
+from airflow_dq_contracts.registry import read_registry, registry_table_for
+from airflow_dq_contracts.results import QUARANTINE_RUN_ID, QUARANTINE_VIOLATIONS, ContractResult, CheckResult
+from airflow_dq_contracts.results_store import ResultsStoreError, _open, _scan, read_results, sql_string
+
+__all__ = ["CheckHistory", "ReportData", "ReportDataError", "load_report_data"]
+
+#: Most recent points drawn per trend chart: a 230-pixel chart shows no more, and every point
+#: costs SVG bytes and drawing time.
+MAX_POINTS = 200
+#: Quarantined rows shown per failed row-level check, and rows read at most to find them.
+SAMPLE_ROWS = 20
+SAMPLE_SCAN_LIMIT = 5000
+
+_HISTORY_COLUMNS = ["run_id", "check_id", "metric_value", "status", "evaluated_at"]
+_OPTIONAL_HISTORY_COLUMNS = ["reference_time", "expected_min", "expected_max"]
+
+
+class ReportDataError(ResultsStoreError):
+    """Nothing to report: no such contract or run in the results table."""
+
+
+@dataclasses.dataclass
+class CheckHistory:
+    """One check's recent runs, oldest first (parallel lists; ``at`` is the reference time, else evaluation time)."""
+
+    at: list[dt.datetime]
+    metric_value: list[float | None]
+    status: list[str]
+    expected_min: list[float | None]
+    expected_max: list[float | None]
+    run_id: list[str]
+
+
+@dataclasses.dataclass
+class ReportData:
+    """Everything one report shows (see the module docstring)."""
+
+    result: ContractResult
+    history: dict[str, CheckHistory]
+    registry: dict[str, Any] | None
+    quarantine_table: str | None
+    quarantine_rows: int | None
+    samples: dict[str, list[dict[str, Any]]]
+    sample_columns: list[str]
+    days: int
+
+
+def _plain_strings(table: Any) -> Any:
+    """``table`` with delta-rs's ``string_view`` columns as plain strings (Arrow's take/sort kernels need them)."""
+    import pyarrow as pa
+
+    fields = [pa.field(f.name, pa.string() if f.type == pa.string_view() else f.type) for f in table.schema]
+    return table.cast(pa.schema(fields)) if fields != list(table.schema) else table
+
+
+def _latest_run(history: Any) -> str:
+    import pyarrow.compute as pc
+
+    # The position of the newest evaluation, then its run id: no filtered copy of the whole table.
+    newest = pc.max(history["evaluated_at"])
+    return str(history["run_id"][pc.index(history["evaluated_at"], newest).as_py()].as_py())
+
+
+def _history(history: Any, run: list[CheckResult], days: int) -> dict[str, CheckHistory]:
+    """Per check of ``run``: its points in ``[run time - days, run time]``, newest ``MAX_POINTS`` of them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if "reference_time" in history.column_names:
+        at = pc.coalesce(history["reference_time"], history["evaluated_at"])
+    else:
+        at = history["evaluated_at"]
+    history = history.append_column("_at", at)
+    run_times = [r.reference_time or r.evaluated_at for r in run]
+    end = max(run_times)
+    start = end - dt.timedelta(days=days)
+    unit = history.schema.field("_at").type
+    window = pc.and_(pc.greater_equal(history["_at"], pa.scalar(start, type=unit)),
+                     pc.less_equal(history["_at"], pa.scalar(end, type=unit)))
+    history = history.filter(window)
+    # Check ids as small integer codes: one integer comparison per row and check, no string sort.
+    encoded = pc.dictionary_encode(history["check_id"]).combine_chunks()
+    codes = {value: index for index, value in enumerate(encoded.dictionary.to_pylist())}
+    out: dict[str, CheckHistory] = {}
+    for check_id in dict.fromkeys(r.check_id for r in run):
+        if check_id not in codes:
+            out[check_id] = CheckHistory([], [], [], [], [], [])
+            continue
+        rows = history.filter(pc.equal(encoded.indices, pa.scalar(codes[check_id], encoded.indices.type)))
+        rows = rows.take(pc.sort_indices(rows["_at"]))
+        if rows.num_rows > MAX_POINTS:
+            rows = rows.slice(rows.num_rows - MAX_POINTS)
+        column = (lambda name: rows[name].to_pylist() if name in rows.column_names else [None] * rows.num_rows)
+        out[check_id] = CheckHistory(
+            at=column("_at"), metric_value=column("metric_value"), status=column("status"),
+            expected_min=column("expected_min"), expected_max=column("expected_max"), run_id=column("run_id"),
+        )
+    return out
+
+
+def _samples(
+    location: str, run_id: str, wanted: list[str], storage_options: Mapping[str, str] | None, limit: int
+) -> tuple[dict[str, list[dict[str, Any]]], list[str], int]:
+    """(rows per check id, column names, rows of the run) from the quarantine table, reading a bounded prefix."""
+    import pyarrow as pa
+
+    table = _open(location, "quarantine", storage_options)
+    predicate = f"{QUARANTINE_RUN_ID} = {sql_string(run_id)}"
+    total = int(_scan(table, location, "quarantine", [QUARANTINE_RUN_ID], predicate).num_rows)
+    samples: dict[str, list[dict[str, Any]]] = {check_id: [] for check_id in wanted}
+    columns: list[str] = []
+    if not wanted or total == 0:
+        return samples, columns, total
+    reader = pa.RecordBatchReader.from_stream(table.scan(predicate=predicate))
+    seen = 0
+    for batch in reader:
+        columns = [c for c in batch.schema.names if not c.startswith("_dq_")]
+        batch = batch.slice(0, max(0, SAMPLE_SCAN_LIMIT - seen))
+        seen += batch.num_rows
+        # Python objects only for this bounded prefix of the run's quarantined rows.
+        for row in batch.to_pylist():
+            broken = {(v or {}).get("check_id") for v in (row.get(QUARANTINE_VIOLATIONS) or [])}
+            for check_id in wanted:
+                if check_id in broken and len(samples[check_id]) < limit:
+                    samples[check_id].append({c: row.get(c) for c in columns})
+        if seen >= SAMPLE_SCAN_LIMIT or all(len(s) >= limit for s in samples.values()):
+            break
+    return samples, columns, total
+
+
+def load_report_data(
+    results_table: str,
+    contract_name: str,
+    *,
+    run_id: str | None = None,
+    days: int = 30,
+    quarantine_table: str | None = None,
+    sample_rows: int = SAMPLE_ROWS,
+    storage_options: Mapping[str, str] | None = None,
+) -> ReportData:
+    """Read one run of ``contract_name`` (default its newest) and its history for a report.
+
+    ``quarantine_table`` defaults to the one the registry recorded for the contract version.
+    Raises :class:`ReportDataError` when the contract or run has no results,
+    :class:`~airflow_dq_contracts.results_store.ResultsStoreError` when a table cannot be read.
+
+    Example::
+
+        data = load_report_data("/wh/dq_results", "orders", run_id="dq-3f2a…", days=7)
+    """
+    if days < 1:
+        raise ValueError(f"days must be >= 1, got {days}")
+    location = os.path.expanduser(results_table.strip())
+    table = _open(location, "results", storage_options)
+    present = set(table.schema().to_arrow().names)
+    columns = _HISTORY_COLUMNS + [c for c in _OPTIONAL_HISTORY_COLUMNS if c in present]
+    # The results table is partitioned by contract_name: this predicate reads one directory.
+    history = _plain_strings(_scan(table, location, "results", columns, f"contract_name = {sql_string(contract_name)}"))
+    if history.num_rows == 0:
+        raise ReportDataError(f"results table {location!r} has no results for contract {contract_name!r}")
+    run_id = run_id or _latest_run(history)
+    records = [r for r in read_results(location, run_id, storage_options=storage_options)
+               if r.contract_name == contract_name]
+    if not records:
+        raise ReportDataError(f"results table {location!r} has no run {run_id!r} of contract {contract_name!r}")
+
+    registry = read_registry(registry_table_for(location), contract_name, records[0].contract_version,
+                             storage_options=storage_options)
+    quarantine_table = quarantine_table or (registry or {}).get("quarantine_table")
+    failed_row_checks = [r.check_id for r in records if r.status != "passed" and (r.failed_rows or 0) > 0]
+    samples: dict[str, list[dict[str, Any]]] = {}
+    sample_columns: list[str] = []
+    quarantine_rows: int | None = None
+    if quarantine_table:
+        samples, sample_columns, quarantine_rows = _samples(
+            os.path.expanduser(quarantine_table), run_id, failed_row_checks, storage_options, sample_rows)
+
+    unfiltered = [r.row_count for r in records if not r.filter] or [r.row_count for r in records]
+    result = ContractResult(
+        run_id=run_id, contract_name=contract_name, contract_version=records[0].contract_version,
+        dataset=records[0].dataset, row_count=max(unfiltered), checks=records,
+        started_at=min(r.evaluated_at for r in records), finished_at=max(r.evaluated_at for r in records),
+        results_table=results_table, quarantine_table=quarantine_table, quarantine_rows=quarantine_rows,
+    )
+    return ReportData(
+        result=result, history=_history(history, records, days), registry=registry,
+        quarantine_table=quarantine_table, quarantine_rows=quarantine_rows, samples=samples,
+        sample_columns=sample_columns, days=days,
+    )
