@@ -266,7 +266,7 @@ class Evaluator:
         self.conditions: dict[str | None, Column | None] = {None: None}
         filter_errors: dict[str, str] = {}
         planned: list[_Planned] = []
-        for check in self.contract.all_checks():
+        for check in self.contract.evaluated_checks():
             item = _Planned(check, metric_for(check), check.filter or None)
             key = item.scope_key
             if key is not None and key not in self.conditions and key not in filter_errors:
@@ -448,7 +448,9 @@ class Evaluator:
             if not math.isfinite(metric):
                 message_parts.append(f"metric is {describe_number(metric)} (recorded as null)")
             if not passed:
-                if validator.kind == "all_conform":
+                if measurement.reason:
+                    message_parts.append(measurement.reason)
+                elif validator.kind == "all_conform":
                     message_parts.append(f"{measurement.failed_rows} non-null value(s) do not conform")
                 else:
                     message_parts.append(
@@ -537,7 +539,7 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult) -> DataF
     helpers: list[str] = []
     items: list[Column] = []
     work = df
-    for check in contract.all_checks():
+    for check in contract.evaluated_checks():
         if check.check_id not in failed or not check.row_level:
             continue
         metric = metric_for(check)
