@@ -45,6 +45,7 @@ from typing import Any, Callable, Protocol
 from . import checks as registry
 from .model import DEFAULT_POLICY, SCHEMA_MODES, SEVERITIES, Check, Column, ColumnType, Contract, Enforcement
 from .validators import Validator
+from .yamlsrc import format_path
 
 Path = tuple[Any, ...]
 
@@ -379,14 +380,8 @@ def compile_column(issues: Issues, column: Column, declaration: Declaration, enf
             continue
         compiled.append(_implicit(name, kind, column.name, enforcement.constraints_severity, validator, params,
                                   column.tags, f"constraint from the column's '{key}'",
-                                  _format(where), line(where), policy))
+                                  format_path(where), line(where), policy))
     return dataclasses.replace(out, constraints=tuple(compiled))
-
-
-def _format(path: Path) -> str:
-    from .yamlsrc import format_path
-
-    return format_path(path)
 
 
 def _parse_path(text: str) -> list[Any]:
