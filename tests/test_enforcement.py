@@ -407,6 +407,10 @@ def test_each_constraint_quarantines_exactly_its_violating_rows_and_flags_are_ke
     contract = load_contract(CONSTRAINT_CONTRACT)
     tables = {"results_table": str(tmp_path / "results"), "quarantine_table": str(tmp_path / "quarantine"),
               "valid_table": str(tmp_path / "valid")}
+    # A valid table written by the previous version (no _dq_flags): it gains the column.
+    old = {"txn_id": 1000, "currency": "INR", "phone": "+919000000000", "amount": 1.0, "note": "old"}
+    _frame(spark, [{**old, "_dq_run_id": "before"}], CONSTRAINT_DDL + ", _dq_run_id string") \
+        .write.format("delta").save(tables["valid_table"])
     result = run_contract(spark, contract, input_path=source, input_format="parquet", reference_time=REFERENCE,
                           run_id="enforce-1", **tables)
     records = _by_id(result)
@@ -418,7 +422,11 @@ def test_each_constraint_quarantines_exactly_its_violating_rows_and_flags_are_ke
     assert result.decision == "quarantine"
 
     quarantined = spark.read.format("delta").load(tables["quarantine_table"]).collect()
-    valid = spark.read.format("delta").load(tables["valid_table"]).collect()
+    everything = spark.read.format("delta").load(tables["valid_table"])
+    assert everything.columns == CONSTRAINT_DDL.replace(" long", "").replace(" string", "").replace(
+        " double", "").split(", ") + ["_dq_run_id", "_dq_flags"]
+    assert [r["_dq_flags"] for r in everything.where("_dq_run_id = 'before'").collect()] == [None]
+    valid = everything.where("_dq_run_id = 'enforce-1'").collect()
     key = lambda r: (r["txn_id"], r["currency"], r["phone"], r["amount"], r["note"])  # noqa: E731
     want_q = collections.Counter(key(r) for r, e in zip(rows, expected) if e)
     assert collections.Counter(key(r) for r in quarantined) == want_q
@@ -428,7 +436,6 @@ def test_each_constraint_quarantines_exactly_its_violating_rows_and_flags_are_ke
         index = next(i for i, r in enumerate(rows) if key(r) == key(row))
         assert broken - {"note/note_is_short"} == expected[index]
     # The valid table keeps each row's flags (the P2 max_length check flags long notes).
-    assert "_dq_flags" in spark.read.format("delta").load(tables["valid_table"]).columns
     for row in valid:
         flags = [(f["check_id"], f["action"]) for f in row["_dq_flags"]]
         assert flags == ([("note/note_is_short", "flag")] if len(row["note"]) > 8 else []), row
