@@ -232,7 +232,7 @@ _register(
 TABLE_TYPES = sorted(name for (level, name), t in CHECK_TYPES.items() if level == "table" and t.written)
 COLUMN_TYPES = sorted(name for (level, name), t in CHECK_TYPES.items() if level == "column" and t.written)
 
-COMMON_KEYS = ("name", "type", "severity", "tolerance", "tags", "action", "filter", "description")
+COMMON_KEYS = ("name", "type", "severity", "tolerance", "tags", "action", "filter", "description", "enabled")
 VALIDATOR_KEYS = ("min", "max", "between", "not_between", "equals")
 
 

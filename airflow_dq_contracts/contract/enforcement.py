@@ -294,7 +294,8 @@ def _same_text_values(values: list[Any]) -> set[str]:
 def asserted_by(check: Check, constraint: str, value: Any) -> bool:
     """Whether the explicit ``check`` already asserts ``constraint`` (or something stricter).
 
-    Only unfiltered checks count: a filtered one says nothing about the other rows.
+    Only unfiltered, enabled checks count: a filtered one says nothing about the other rows, a
+    disabled one is never evaluated.
 
     >>> from airflow_dq_contracts.contract import load_contract
     >>> c = load_contract({"name": "t", "columns": [{"name": "a", "checks": [
@@ -302,7 +303,7 @@ def asserted_by(check: Check, constraint: str, value: Any) -> bool:
     >>> asserted_by(c.columns[0].checks[0], "not_null", True)
     True
     """
-    if check.filter:
+    if check.filter or not check.enabled:
         return False
     if constraint == "not_null":
         return check.type == "missing" and _upper_zero(check)
@@ -424,7 +425,7 @@ def sla_checks(contract: Contract, policy: dict[str, dict[str, str]],
     sla = contract.sla
     if not contract.enforcement.sla or sla.freshness_hours is None or not sla.timestamp_column:
         return ()
-    if any(c.type == "freshness" and c.params.get("timestamp_column") == sla.timestamp_column
+    if any(c.type == "freshness" and c.enabled and c.params.get("timestamp_column") == sla.timestamp_column
            for c in contract.checks):
         return ()
     params = {"max_age_hours": sla.freshness_hours, "timestamp_column": sla.timestamp_column, "aggregation": "max"}
