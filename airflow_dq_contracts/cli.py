@@ -1,6 +1,7 @@
 """The ``dq-contracts`` command (DESIGN §7).
 
-``validate`` and ``diff`` are plain Python and start instantly; ``run`` starts a local Spark session.
+``validate`` and ``diff`` are plain Python and start instantly; ``run`` starts a local Spark session;
+``jars fetch|path`` resolves Delta's jars ahead of time / shows where they are (``jars_cli.py``).
 
 Exit codes: 0 success (``run``: pass or quarantine), 1 invalid contract or arguments /
 ``diff`` found a breaking change, 2 usage error, 3 ``run`` decided *gate*, 4 the run itself failed.
@@ -111,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p_run.set_defaults(func=_cmd_run)
 
+    from airflow_dq_contracts import jars_cli
+
+    jars_cli.add_parser(sub)
     from airflow_dq_contracts.interop.cli import register as register_interop
 
     register_interop(sub)  # import datahub|dataplex, export datahub

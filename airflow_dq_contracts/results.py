@@ -20,6 +20,8 @@ import datetime as dt
 import hashlib
 from typing import Any, Iterable
 
+from airflow_dq_contracts.contract.timeliness import to_utc as parse_iso8601
+
 STATUS_PASSED = "passed"
 STATUS_FAILED = "failed"
 STATUS_ERROR = "error"
@@ -90,26 +92,24 @@ def to_utc(value: dt.datetime) -> dt.datetime:
 
 
 def parse_time(text: str | dt.datetime | None) -> dt.datetime | None:
-    """Parse an ISO-8601 instant (``Z`` accepted); naive means UTC.
+    """Parse an ISO-8601 instant; naive means UTC; None or ``""`` give None.
+
+    The same parser as the sensors' (:func:`airflow_dq_contracts.contract.timeliness.to_utc`):
+    a ``--reference-time`` reads exactly as a sensor's ``reference_time`` does.
 
     >>> parse_time("2024-01-02T03:04:05Z").isoformat()
     '2024-01-02T03:04:05+00:00'
+    >>> parse_time("2024-01-02T05:00:00+05:30").isoformat()
+    '2024-01-01T23:30:00+00:00'
     """
     if text is None or text == "":
         return None
     if isinstance(text, dt.datetime):
         return to_utc(text)
-    raw = str(text).strip()
-    if raw.endswith("Z") or raw.endswith("z"):
-        raw = raw[:-1] + "+00:00"
     try:
-        value = dt.datetime.fromisoformat(raw)
-    except ValueError:
-        try:
-            value = dt.datetime.combine(dt.date.fromisoformat(raw), dt.time())
-        except ValueError as exc:
-            raise ValueError(f"not an ISO-8601 time: {text!r}") from exc
-    return to_utc(value)
+        return parse_iso8601(str(text))
+    except ValueError as exc:
+        raise ValueError(f"not an ISO-8601 time: {text!r}") from exc
 
 
 def format_time(value: dt.datetime | None) -> str | None:

@@ -1,9 +1,10 @@
 """Spark settings shared by the job, the CLI, the operator and the tests — plain Python, no pyspark.
 
-Delta comes from Maven Central through Spark's ``--packages`` (the Ivy cache under ``~/.ivy2*`` is
-reused between runs). Offline, resolve the jars once (``mvn dependency:copy-dependencies`` or a
-machine with access) into a folder and point ``DQ_CONTRACTS_DELTA_JARS`` at it: every ``*.jar``
-there is passed with ``--jars`` instead.
+Delta's jars are resolved once per machine into a local folder (:mod:`airflow_dq_contracts.jars`,
+under an inter-process lock) and passed as ``spark.jars`` / ``--jars``, never ``--packages``: Ivy
+is not safe for concurrent writers to one cache. Offline, point ``DQ_CONTRACTS_DELTA_JARS`` at a
+folder of jars (``dq-contracts jars fetch`` on a connected machine makes one): every ``*.jar``
+there is passed instead.
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ LOCAL_CONF: dict[str, str] = {
 }
 
 
+def delta_package(spark_version: str | None = None) -> str:
+    """The Maven coordinate of Delta for a Spark version (default: the installed pin).
+
+    >>> delta_package()
+    'io.delta:delta-spark_4.1_2.13:4.4.0'
+    """
+    return DELTA_PACKAGE
+
+
 def offline_jars() -> list[str]:
     """Jars from ``$DQ_CONTRACTS_DELTA_JARS`` (empty when unset)."""
     folder = os.environ.get(DELTA_JARS_ENV)
@@ -40,12 +50,18 @@ def offline_jars() -> list[str]:
     return sorted(glob.glob(os.path.join(folder, "*.jar")))
 
 
-def delta_dependency_conf() -> dict[str, str]:
-    """``spark.jars`` (offline) or ``spark.jars.packages`` (Maven Central) for Delta."""
-    jars = offline_jars()
-    if jars:
-        return {"spark.jars": ",".join(jars)}
-    return {"spark.jars.packages": DELTA_PACKAGE}
+def delta_dependency_conf(ivy_home: str | None = None, ivy_settings: str | None = None) -> dict[str, str]:
+    """``spark.jars`` with Delta's local jars (``$DQ_CONTRACTS_DELTA_JARS``, else resolved once).
+
+    ``ivy_home`` / ``ivy_settings`` are the session's ``spark.jars.ivy`` / ``spark.jars.ivySettings``.
+
+    Example::
+
+        conf = {**default_spark_conf(), **delta_dependency_conf()}   # {'spark.jars': '/…/delta-spark….jar,…'}
+    """
+    from airflow_dq_contracts import jars  # jars imports this module
+
+    return {"spark.jars": ",".join(jars.delta_jars(ivy_home=ivy_home, ivy_settings=ivy_settings))}
 
 
 def default_spark_conf(local: bool = True) -> dict[str, str]:

@@ -103,21 +103,15 @@ def airflow_db() -> Path:
     return AIRFLOW_HOME
 
 
-IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
-DELTA_JARS = ("io.delta_delta-spark_4.1_2.13-4.4.0.jar", "io.delta_delta-storage-4.4.0.jar")
-
-
 def use_cached_delta_jars(patch: Any, root: Path) -> None:
-    """Point ``DQ_CONTRACTS_DELTA_JARS`` at the already-resolved Delta jars (``--jars``), if Ivy has them.
+    """Point ``DQ_CONTRACTS_DELTA_JARS`` at Delta's jars as this machine resolved them once (``jars.py``).
 
-    ``patch`` is a ``pytest.MonkeyPatch``; ``root`` a temp folder that receives the symlinks.
+    ``patch`` is a ``pytest.MonkeyPatch``; ``root`` is kept for callers (nothing is written there).
+    ``./dev setup`` prefetched the folder; otherwise the first caller resolves it under the lock.
     """
-    if all((IVY_JARS / jar).exists() for jar in DELTA_JARS):
-        jars = root / "delta-jars"
-        jars.mkdir()
-        for jar in DELTA_JARS:
-            (jars / jar).symlink_to(IVY_JARS / jar)
-        patch.setenv("DQ_CONTRACTS_DELTA_JARS", str(jars))
+    from airflow_dq_contracts import jars
+
+    patch.setenv("DQ_CONTRACTS_DELTA_JARS", str(Path(jars.delta_jars()[0]).parent))
 
 
 def install_dag(source: str, name: str | None = None) -> Any:

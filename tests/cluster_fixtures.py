@@ -135,40 +135,6 @@ def ivy_home() -> Path:
     return Path.home() / ".ivy2.5.2"
 
 
-def resolve_jars(package: str, dest: Path) -> list[Path]:
-    """Resolve a Maven coordinate and its runtime dependencies into ``dest``, as ``--packages`` would.
-
-    Uses the Ivy jar that ships with Spark and Spark's Ivy cache, so a package that ``--packages``
-    already fetched resolves offline. File names follow Spark's ``<org>_<artifact>-<version>.jar``;
-    ``scala-library`` is dropped, as Spark's own resolution drops it. Needed because in standalone
-    *cluster* deploy mode ``--packages`` reach only the driver (see ``docs/deployment.md``).
-
-    Example::
-
-        jars = resolve_jars("io.delta:delta-spark_4.1_2.13:4.4.0", Path("/opt/jars"))
-        # spark-submit --jars ",".join(map(str, jars)) …
-    """
-    group, artifact, version = package.split(":")
-    ivy_jar = next((spark_home() / "jars").glob("ivy-*.jar"))
-    dest.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [
-            "java", "-jar", str(ivy_jar), "-cache", str(ivy_home() / "cache"),
-            "-dependency", group, artifact, version, "-confs", "default",
-            "-retrieve", f"{dest}/[organisation]_[artifact]-[revision](-[classifier]).[ext]",
-        ],
-        capture_output=True, text=True, timeout=600, check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"Ivy could not resolve {package}:\n{(done.stdout + done.stderr)[-3000:]}")
-    for jar in dest.glob("org.scala-lang_scala-library-*.jar"):
-        jar.unlink()
-    jars = sorted(dest.glob("*.jar"))
-    if not jars:
-        raise RuntimeError(f"Ivy resolved no jar for {package} into {dest}")
-    return jars
-
-
 @dataclasses.dataclass(frozen=True)
 class ClusterProcess:
     """One live process launched by (or for) the test cluster."""

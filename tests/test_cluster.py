@@ -24,11 +24,8 @@ with delta-rs, never through the code that wrote it. Run them alone with ``pytes
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Iterator
@@ -41,7 +38,6 @@ from cluster_fixtures import (  # noqa: F401  (spark_cluster is a fixture)
     StandaloneCluster,
     listening_addresses,
     python_cluster_mode_args,
-    resolve_jars,
     spark_cluster,
 )
 
@@ -62,9 +58,9 @@ def spark_submit_cmd(
 ) -> list[str]:
     """``spark-submit`` against the test master, small resources, optional Delta.
 
-    Delta comes from ``--packages`` (``spark.jars.packages``) unless ``delta_jars`` are given:
-    in standalone cluster mode the packages reach the driver only, so there the jars are passed
-    as ``spark.jars`` (local paths the worker can read), which Spark ships to the executors.
+    Delta's jars are local files either way (``delta_jars`` given, else resolved once per machine by
+    ``spark_config.delta_dependency_conf``), passed as ``spark.jars`` (local paths the worker can
+    read), which Spark ships to the executors.
     """
     conf = {
         "spark.ui.enabled": "false",
@@ -80,7 +76,7 @@ def spark_submit_cmd(
         if delta_jars:
             conf["spark.jars"] = ",".join(str(jar) for jar in delta_jars)
         else:
-            conf.update(spark_config.delta_dependency_conf())  # --packages (or offline --jars)
+            conf.update(spark_config.delta_dependency_conf())  # local jars, resolved once per machine
     cmd = ["spark-submit", "--master", cluster.master_url, "--deploy-mode", deploy_mode]
     for key, value in conf.items():
         cmd += ["--conf", f"{key}={value}"]
@@ -129,22 +125,11 @@ def submit_cluster_mode(
 
 @pytest.fixture(scope="session")
 def delta_jars() -> list[Path]:
-    """Delta's jars as local files: ``$DQ_CONTRACTS_DELTA_JARS`` offline, else resolved once by Ivy
-    (from Spark's Ivy cache) into a folder under the temp dir reused by later sessions."""
-    offline = spark_config.offline_jars()
-    if offline:
-        return [Path(jar) for jar in offline]
-    folder = Path(tempfile.gettempdir()) / "dq-contracts-test-jars" / spark_config.DELTA_PACKAGE.replace(":", "_")
-    if not (folder / ".complete").exists():
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder.parent))
-        resolve_jars(spark_config.DELTA_PACKAGE, staging)
-        (staging / ".complete").touch()
-        try:
-            os.replace(staging, folder)  # atomic: a concurrent session sees all jars or none
-        except OSError:  # another session won the race; its folder is as good as ours
-            shutil.rmtree(staging, ignore_errors=True)
-    return sorted(folder.glob("*.jar"))
+    """Delta's jars as local files: ``$DQ_CONTRACTS_DELTA_JARS`` offline, else resolved once per machine
+    under the lock every submission takes (``airflow_dq_contracts.jars``)."""
+    from airflow_dq_contracts import jars
+
+    return [Path(jar) for jar in jars.delta_jars()]
 
 
 @pytest.fixture()

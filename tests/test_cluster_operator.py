@@ -297,11 +297,14 @@ def test_cluster_mode_switches_to_the_python_runner_route(monkeypatch, tmp_path)
 
 
 def test_package_resolution_refuses_what_is_not_a_coordinate(tmp_path):
-    from airflow_dq_contracts.hooks.contract_submit import ContractJobError, resolve_package_jars
+    from airflow_dq_contracts.hooks import ContractSubmitHook
+    from airflow_dq_contracts.hooks.contract_submit import ContractJobError
+    from airflow_dq_contracts.jobs.bundle import build_job_bundle
 
+    hook = ContractSubmitHook(application_args=["--contract-b64=eA=="], bundle=build_job_bundle(tmp_path / "job"))
     with pytest.raises(ContractJobError, match=r"group:artifact:version, got \['io.delta:delta-spark'\]"):
-        resolve_package_jars(["io.delta:delta-spark"], tmp_path)
-    assert not any(tmp_path.iterdir())  # nothing started, nothing written
+        hook._resolve_packages(["io.delta:delta-spark"], tmp_path / "jars")
+    assert not (tmp_path / "jars").exists()  # nothing started, nothing written
 
 
 # --------------------------------------------------------------------------------------- example DAG

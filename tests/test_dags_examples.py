@@ -86,39 +86,23 @@ def daily(env):
 
 @pytest.fixture
 def watch_execute(monkeypatch):
-    """Record what ContractCheckOperator.execute raised, and how long it took, without changing it."""
+    """Record what ContractCheckOperator.execute returned or raised, without changing it."""
     from airflow_dq_contracts.operators import ContractCheckOperator
 
     calls: list[dict[str, Any]] = []
     original = ContractCheckOperator.execute
-    original_render = ContractCheckOperator.render_template_fields
-    rendering: dict[str, float] = {}
-
-    def watched_render(self, context, jinja_env=None):
-        import time
-
-        rendering["started"] = time.perf_counter()
-        return original_render(self, context, jinja_env)
 
     def watched(self, context):
-        import time
-
         call: dict[str, Any] = {"try_number": context["ti"].try_number}
         calls.append(call)
-        began = time.perf_counter()
         try:
             call["result"] = original(self, context)
             return call["result"]
         except BaseException as exc:
             call["error"] = exc
             raise
-        finally:
-            call["seconds"] = time.perf_counter() - began
-            # From rendering the templates (the contract file is read then) to the outcome.
-            call["task_seconds"] = time.perf_counter() - rendering.get("started", began)
 
     monkeypatch.setattr(ContractCheckOperator, "execute", watched)
-    monkeypatch.setattr(ContractCheckOperator, "render_template_fields", watched_render)
     return calls
 
 
@@ -356,7 +340,17 @@ def test_a_job_that_dies_fails_the_task_with_its_own_error(daily, env, watch_exe
     assert xcom_value(dag_run, "check_partition") is None
 
 
-def test_a_bad_contract_fails_in_under_a_second_without_spark(daily, env, watch_execute, monkeypatch):
+def test_a_bad_contract_fails_before_anything_is_submitted(daily, env, watch_execute, monkeypatch):
+    from airflow_dq_contracts.hooks.contract_submit import ContractSubmitHook
+
+    submitted: list = []
+    original_submit = ContractSubmitHook.submit_job
+
+    def recording_submit(self):
+        submitted.append(self)
+        return original_submit(self)
+
+    monkeypatch.setattr(ContractSubmitHook, "submit_job", recording_submit)
     bad = (EXAMPLES / "contracts" / "orders.yaml").read_text().replace("max: 0\n", "maxx: 0\n", 1)
     (DAGS_FOLDER / "contracts" / "orders_broken.yaml").write_text(bad)
     check = daily.task_dict["check_partition"]
@@ -372,6 +366,4 @@ def test_a_bad_contract_fails_in_under_a_second_without_spark(daily, env, watch_
     assert lines[0] == "invalid contract, nothing submitted:"
     assert lines[1].startswith(f"contracts/orders_broken.yaml:{line}: columns[0].checks[0].maxx: unknown key 'maxx'")
     assert len(lines) == 2
-    # Rendering + validation, i.e. the task's own work up to the failure; the rest of the TI's
-    # recorded duration is dag.test's in-process supervisor, not this operator.
-    assert call["task_seconds"] < 1.0, call
+    assert submitted == []  # failed on validation alone: no spark-submit, no JVM

@@ -196,6 +196,6 @@ def test_dockerfile_pins_match_pyproject() -> None:
     # pip must not move Airflow away from the base image's version while installing this package.
     assert f'"apache-airflow=={airflow}"' in text
     assert "openjdk-17-jre-headless" in text
-    # The Delta coordinate is read from the installed package, never restated in the Dockerfile.
-    assert "DELTA_PACKAGE" in text and "delta-spark_" not in text.replace("io.delta_delta-spark_", "")
+    # The Delta jars are resolved by the installed package, never restated in the Dockerfile.
+    assert "dq-contracts jars fetch" in text and "delta-spark_" not in text.replace("io.delta_delta-spark_", "")
     assert re.search(r"^ENV\s+DQ_CONTRACTS_DELTA_JARS=", text, flags=re.MULTILINE)

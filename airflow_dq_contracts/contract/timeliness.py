@@ -50,6 +50,8 @@ import math
 import re
 from typing import Any, Iterable
 
+import pendulum
+
 HOURLY = "hourly"
 DAILY = "daily"
 WEEKLY = "weekly"
@@ -58,7 +60,7 @@ GRANULARITIES: tuple[str, ...] = (HOURLY, DAILY, WEEKLY, MONTHLY)
 AGGREGATIONS: tuple[str, ...] = ("max", "min")
 
 _UTC = dt.timezone.utc
-_YEAR_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_YEAR_FIRST = re.compile(r"^\d{4}")
 
 
 class PartitionValueError(ValueError):
@@ -92,23 +94,27 @@ def to_utc(value: dt.datetime | dt.date | str) -> dt.datetime:
 
 
 def _parse_text(text: str) -> dt.datetime:
+    """The one ISO-8601 parser of the package (operator, sensors, CLI, job): pendulum's, Airflow's own.
+
+    It reads all of ISO 8601 (week and ordinal dates, months, basic format) and nothing else
+    (strict: no guessing at ``31/01/2024``); durations, intervals and bare times are refused.
+    """
     raw = text.strip()
-    if raw[-1:] in ("Z", "z"):
-        raw = raw[:-1] + "+00:00"
-    month = _YEAR_MONTH.match(raw)
-    if month:
-        year, mon = int(month.group(1)), int(month.group(2))
-        if 1 <= mon <= 12:
-            return dt.datetime(year, mon, 1, tzinfo=_UTC)
-    try:
-        # Python 3.11 reads nearly all of ISO 8601 here, ISO week dates included.
-        return to_utc(dt.datetime.fromisoformat(raw))
-    except ValueError:
-        pass
-    raise PartitionValueError(
-        f"{text!r} is not an ISO-8601 date or time (expected e.g. '2024-01-31', "
-        "'2024-01-31T10:00:00Z', '2024-W05' or '2024-01')"
-    )
+    parsed: Any = None
+    if _YEAR_FIRST.match(raw):  # a bare time ("10:00") would otherwise become today's date
+        try:
+            parsed = pendulum.parse(raw, tz="UTC")
+        except (ValueError, TypeError):
+            parsed = None
+    if not isinstance(parsed, dt.datetime):
+        raise PartitionValueError(
+            f"{text!r} is not an ISO-8601 date or time (expected e.g. '2024-01-31', "
+            "'2024-01-31T10:00:00Z', '2024-W05' or '2024-01')"
+        )
+    # A plain datetime in UTC, not a pendulum DateTime: results compare and serialise as stdlib values.
+    plain = dt.datetime(parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second,
+                        parsed.microsecond)
+    return (plain - (parsed.utcoffset() or dt.timedelta(0))).replace(tzinfo=_UTC)
 
 
 def check_granularity(granularity: str) -> str:

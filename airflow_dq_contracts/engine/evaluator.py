@@ -595,6 +595,21 @@ def _empty_violations() -> Column:
     return F.filter(F.array(F.lit(None).cast(VIOLATION_TYPE)), lambda item: item.isNotNull())
 
 
+def tagging_checks(contract: Contract, result: ContractResult) -> list[Check]:
+    """The checks whose violations :func:`annotate` lists on rows: row-level and ``failed`` in ``result``.
+
+    Known before any row is read, so a caller can tell that no row can be quarantined (no tagging
+    check quarantines or gates) and skip that output altogether.
+
+    Example::
+
+        if not any(c.action in ("quarantine", "gate") for c in tagging_checks(contract, result)):
+            print("nothing to set aside")
+    """
+    failed = {r.check_id for r in result.checks if r.status == STATUS_FAILED}
+    return [check for check in contract.evaluated_checks() if check.check_id in failed and check.row_level]
+
+
 def annotate(contract: Contract, df: DataFrame, result: ContractResult,
              references: dict[str, DataFrame] | None = None) -> DataFrame:
     """``df`` plus ``_dq_violations``: per row, the row-level checks that FAILED in ``result`` and that it breaks.
@@ -612,7 +627,6 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult,
         tagged = annotate(contract, df, result)
         bad = tagged.where("size(_dq_violations) > 0")
     """
-    failed = {r.check_id for r in result.checks if r.status == STATUS_FAILED}
     prepared = prepare_references(contract, references)
     ctx = PlanContext(df.schema, _case_sensitive(df.sparkSession), java_regex_checker(df.sparkSession),
                       frame=df, references=prepared)
@@ -621,9 +635,7 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult,
     helpers: list[str] = []
     items: list[Column] = []
     work = df
-    for check in contract.evaluated_checks():
-        if check.check_id not in failed or not check.row_level:
-            continue
+    for check in tagging_checks(contract, result):
         metric = metric_for(check)
         if metric.precondition(ctx):
             continue  # cannot happen for a check that was measured on this DataFrame

@@ -222,9 +222,10 @@ class PlanContext:
 class Scope:
     """Restricts a metric's expressions to its check's filter (conditional aggregation).
 
-    >>> scope = Scope(None)
-    >>> scope(F.lit(1)) is not None
-    True
+    Example (needs an active SparkSession, so prose rather than a doctest)::
+
+        scope = Scope(F.col("country") == "DE")
+        scope(F.col("amount"))   # CASE WHEN country = 'DE' THEN amount END
     """
 
     def __init__(self, condition: Column | None):

@@ -34,6 +34,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from airflow_dq_contracts.contract import ContractValidationError, load_contract
 from airflow_dq_contracts.contract.model import DATASET_FORMATS, Contract, Reference
+from airflow_dq_contracts.jars import JarResolutionError
 from airflow_dq_contracts.results import (
     DECISION_GATE,
     ContractResult,
@@ -43,7 +44,7 @@ from airflow_dq_contracts.results import (
     utcnow,
 )
 
-from .evaluator import Evaluator, annotate, filter_condition, first_line, quiet_pyspark_errors
+from .evaluator import Evaluator, annotate, filter_condition, first_line, quiet_pyspark_errors, tagging_checks
 
 Progress = Callable[[str], None]
 
@@ -291,16 +292,7 @@ def run_contract(
         from . import sinks
 
         if writes_rows:
-            began = time.perf_counter()
-            valid, quarantined = sinks.split_annotated(annotate(contract, df, result, reference_frames))
-            if quarantine_table:
-                result.quarantine_table = quarantine_table
-                result.quarantine_rows = sinks.write_quarantine(spark, quarantined, quarantine_table, run_id=run_id)
-            if valid_table:
-                result.valid_table = valid_table
-                result.valid_rows = sinks.write_valid(spark, valid, valid_table, run_id=run_id)
-            say(f"rows: quarantined {result.quarantine_rows if quarantine_table else '-'}, "
-                f"valid {result.valid_rows if valid_table else '-'} in {time.perf_counter() - began:.2f} s")
+            _write_rows(spark, contract, df, result, run_id, quarantine_table, valid_table, say, reference_frames)
         if results_table:
             began = time.perf_counter()
             result.results_table = results_table
@@ -309,6 +301,53 @@ def run_contract(
             say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
     result.finished_at = utcnow()
     return result
+
+
+def _write_rows(spark: SparkSession, contract: Contract, df: DataFrame, result: ContractResult, run_id: str,
+                quarantine_table: str | None, valid_table: str | None, say: Progress,
+                references: dict[str, DataFrame] | None = None) -> None:
+    """Quarantine and valid rows of one run: each table one commit at most, the input read once.
+
+    Whether any row can be quarantined is known from the results before a row is read (a failed
+    row-level check whose action quarantines or gates). When none can, the quarantine side is
+    never computed: nothing is written or committed, unless an earlier attempt of this run left
+    rows there, which are then removed (a retry replaces). When rows are set aside and both tables
+    are written, the annotated frame is cached for the two writes, so the row predicates (regexes,
+    duplicate windows) and the input read run once, not once per output.
+    """
+    from pyspark import StorageLevel
+
+    from . import sinks
+
+    began = time.perf_counter()
+    sets_rows_aside = any(check.action.strip().lower() in sinks.QUARANTINING_ACTIONS
+                          for check in tagging_checks(contract, result))
+    annotated = annotate(contract, df, result, references)
+    cached = sets_rows_aside and bool(quarantine_table) and bool(valid_table)
+    if cached:
+        annotated = annotated.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        valid, quarantined = sinks.split_annotated(annotated)
+        if quarantine_table:
+            result.quarantine_table = quarantine_table
+            if sets_rows_aside:
+                result.quarantine_rows = sinks.write_quarantine(spark, quarantined, quarantine_table, run_id=run_id)
+                what = f"{result.quarantine_rows} rows"
+            else:
+                result.quarantine_rows = 0
+                removed = sinks.clear_run_rows(spark, quarantine_table, kind="quarantine", run_id=run_id)
+                what = "nothing to set aside" + (" (an earlier attempt's rows removed)" if removed else ", no commit")
+            say(f"quarantine write: {what} in {time.perf_counter() - began:.2f} s")
+        if valid_table:
+            began_valid = time.perf_counter()
+            result.valid_table = valid_table
+            result.valid_rows = sinks.write_valid(spark, valid, valid_table, run_id=run_id)
+            say(f"valid write: {result.valid_rows} rows in {time.perf_counter() - began_valid:.2f} s")
+    finally:
+        if cached:
+            annotated.unpersist()
+    say(f"rows: quarantined {result.quarantine_rows if quarantine_table else '-'}, "
+        f"valid {result.valid_rows if valid_table else '-'} in {time.perf_counter() - began:.2f} s")
 
 
 # --------------------------------------------------------------------------------------- CLI
@@ -372,6 +411,8 @@ def _start_spark(args: argparse.Namespace, contract: Contract, say: Progress) ->
     try:
         with _jvm_output_to(log_path):
             spark = get_spark(app_name=f"dq-contracts:{contract.name}", master=master, conf=conf)
+    except JarResolutionError as exc:  # its whole text: what failed and the offline route
+        raise DatasetError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - report why Spark did not start, with its own words
         raise DatasetError(f"Spark did not start ({first_line(exc)}); last lines of {log_path}:\n"
                            f"{_tail(log_path)}") from None

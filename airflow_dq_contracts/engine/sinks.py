@@ -8,9 +8,12 @@ append are the same atomic commit.
 
 Concurrency: Delta uses optimistic concurrency. Two writers of *different* runs into the same
 table conflict (each one's ``replaceWhere`` read the whole table, and the other added files to
-it), and two writers creating a missing table race for version 0. Such conflicts are retried
-with jittered exponential backoff, up to ``max_attempts``; when they are exhausted a
-:class:`SinkError` names the table and the number of attempts.
+it). Such conflicts are retried with jittered exponential backoff, up to ``max_attempts``; when
+they are exhausted a :class:`SinkError` names the table and the number of attempts. A missing
+table (results, quarantine and valid alike) is created with an empty first commit, so any
+number of writers creating it race only on Delta's put-if-absent of version 0; the losers retry,
+refresh the JVM's cached Delta log of the path (a stale one keeps saying "no table") and find the
+winner's table, waiting for it by time (:data:`CREATION_WAIT_SECONDS`), not by a count of looks.
 
 Targets are a path/URI (``/data/dq/results``, ``s3a://bucket/dq/results``) or a catalog table
 name (``dq.results``), see :func:`is_path`.
@@ -88,6 +91,7 @@ __all__ = [
     "RESULTS_PARTITION_COLUMNS",
     "RESULTS_SCHEMA",
     "SinkError",
+    "clear_run_rows",
     "is_path",
     "read_results",
     "split_annotated",
@@ -196,15 +200,28 @@ class _Target:
         return spark.read.table(self.name)
 
     def exists(self, spark: SparkSession) -> bool:
-        """True for an existing Delta table; SinkError if something else is in the way."""
+        """True for an existing Delta table; SinkError if something else is in the way.
+
+        A path that holds a ``_delta_log`` folder but no readable commit yet is a table another
+        writer is creating right now: :class:`_NotDeltaTable`, which the write waits out (by time).
+        """
         if self.path is not None:
             if DeltaTable.isDeltaTable(spark, self.path):
                 return True
-            if _path_has_content(spark, self.path):
-                # Writing a Delta log over a folder of other files would silently bury them. It may
-                # also be a concurrent writer's table before its first commit: retried a few times.
-                raise _NotDeltaTable(f"{self}: {self.path} exists but is not a Delta table", target=self.text)
-            return False
+            state = _path_state(spark, self.path)
+            if state == "missing":
+                return False
+            # Delta caches one DeltaLog per path in the JVM, and its strict isDeltaTable asks the
+            # cached snapshot, which is never refreshed: a log first looked at before another
+            # writer's version 0 landed says "no table" for good. Drop it and look again.
+            _forget_cached_log(spark, self.path)
+            if DeltaTable.isDeltaTable(spark, self.path):
+                return True
+            if state == "delta_log":
+                raise _NotDeltaTable(f"{self}: {self.path} has a _delta_log but no commit yet (being created?)",
+                                     target=self.text)
+            # Writing a Delta log over a folder of other files would silently bury them.
+            raise SinkError(f"{self}: {self.path} exists but is not a Delta table", target=self.text)
         if not spark.catalog.tableExists(self.name):
             return False
         try:
@@ -212,6 +229,35 @@ class _Target:
         except PySparkException as exc:
             raise SinkError(f"{self}: the catalog table exists but is not a Delta table", target=self.text) from exc
         return True
+
+    def create_if_missing(self, spark: SparkSession, schema: T.StructType, partition_by: Sequence[str] = (),
+                          comment: str | None = None) -> None:
+        """Create the table with an empty first commit (metadata only) unless it exists.
+
+        Creating it with the first *write* would put data files in the folder before its log, and a
+        second writer would find "a non-empty folder that is not a Delta table". An empty version 0
+        leaves the race to Delta's put-if-absent on ``00000000000000000000.json``: one writer wins,
+        the others get a commit conflict, retried, and then find the table.
+        """
+        builder = DeltaTable.createIfNotExists(spark)
+        builder = builder.location(self.path) if self.path is not None else builder.tableName(self.name)
+        builder = builder.addColumns(_nullable(schema))
+        if partition_by:
+            builder = builder.partitionedBy(*partition_by)
+        if comment:
+            builder = builder.comment(comment)
+        builder.execute()
+
+
+def _nullable(data_type: T.DataType) -> Any:
+    """``data_type`` with every field nullable, as a table created by a first write would have it."""
+    if isinstance(data_type, T.StructType):
+        return T.StructType([T.StructField(f.name, _nullable(f.dataType), True, f.metadata) for f in data_type.fields])
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(_nullable(data_type.elementType), True)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(_nullable(data_type.keyType), _nullable(data_type.valueType), True)
+    return data_type
 
 
 def _resolve(target: str, kind: str) -> _Target:
@@ -223,20 +269,35 @@ def _resolve(target: str, kind: str) -> _Target:
     return _Target(text=text, kind=kind, name=text)
 
 
-def _path_has_content(spark: SparkSession, path: str) -> bool:
-    """Whether anything exists at ``path`` (any Hadoop filesystem: local, s3a, abfss, hdfs)."""
+def _path_state(spark: SparkSession, path: str) -> str:
+    """``missing``, ``delta_log`` (a ``_delta_log`` folder is there) or ``other`` content at ``path``.
+
+    Any Hadoop filesystem (local, s3a, abfss, hdfs).
+    """
     try:
         jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
         hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
         fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
         if not fs.exists(hadoop_path):
-            return False
+            return "missing"
         if fs.getFileStatus(hadoop_path).isFile():
-            return True
-        return len(fs.listStatus(hadoop_path)) > 0
+            return "other"
+        if fs.exists(jvm.org.apache.hadoop.fs.Path(hadoop_path, "_delta_log")):
+            return "delta_log"
+        return "other" if len(fs.listStatus(hadoop_path)) > 0 else "missing"
     except (Py4JError, AttributeError):
         # No JVM gateway (e.g. Spark Connect): let Delta decide on write.
-        return False
+        return "missing"
+
+
+def _forget_cached_log(spark: SparkSession, path: str) -> None:
+    """Drop the JVM's cached ``DeltaLog`` of ``path``, so the next look reads the log from storage."""
+    try:
+        jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+        jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(
+            spark._jsparkSession, jvm.org.apache.hadoop.fs.Path(path))  # type: ignore[attr-defined]
+    except (Py4JError, AttributeError):
+        pass  # no JVM gateway (Spark Connect): nothing cached on this side
 
 
 def _quote(name: str) -> str:
@@ -307,24 +368,33 @@ def is_conflict(exc: BaseException) -> bool:
 
 
 class _NotDeltaTable(SinkError):
-    """A non-empty folder without a Delta log where a table should be."""
+    """A ``_delta_log`` folder without a commit yet where a table should be: another writer creating it."""
 
 
-# A folder that is still not a Delta table after this many looks is someone else's, not a table
-# another writer is creating right now.
-_NOT_DELTA_ATTEMPTS = 4
+#: How long a write waits for a table another writer is creating (its ``_delta_log`` is there, its
+#: first commit not yet readable) before it gives up. By time, not by a number of looks: on a
+#: loaded worker the other writer's commit can take seconds.
+CREATION_WAIT_SECONDS = 120.0
 
 
 def _with_retries(action: Callable[[int], _T], target: _Target, max_attempts: int) -> _T:
-    """Run ``action(attempt)`` until it commits; retry Delta conflicts with jittered backoff."""
+    """Run ``action(attempt)`` until it commits; retry Delta conflicts with jittered backoff.
+
+    Waiting for a table that another writer is creating does not use up attempts: it is bounded by
+    :data:`CREATION_WAIT_SECONDS` instead.
+    """
     last: BaseException | None = None
-    for attempt in range(1, max_attempts + 1):
+    attempt = 1
+    creation_deadline: float | None = None
+    while attempt <= max_attempts:
         try:
             return action(attempt)
         except _NotDeltaTable:
-            if attempt >= min(max_attempts, _NOT_DELTA_ATTEMPTS):
+            now = time.monotonic()
+            creation_deadline = creation_deadline or now + CREATION_WAIT_SECONDS
+            if now >= creation_deadline:
                 raise
-            time.sleep(random.uniform(RETRY_BASE_SECONDS, 2 * RETRY_BASE_SECONDS) * attempt)
+            time.sleep(random.uniform(RETRY_BASE_SECONDS, 2 * RETRY_BASE_SECONDS))
             continue
         except SinkError:
             raise
@@ -341,6 +411,7 @@ def _with_retries(action: Callable[[int], _T], target: _Target, max_attempts: in
                 target, attempt, max_attempts, delay, _first_line(exc, 200),
             )
             time.sleep(delay)
+            attempt += 1
     assert last is not None
     raise SinkError(
         f"{target}: gave up after {max_attempts} attempt{'s' if max_attempts != 1 else ''}: "
@@ -471,11 +542,8 @@ def _ensure_results_table(spark: SparkSession, target: _Target) -> bool:
         return False
     # Created explicitly (not by the first write) so the table has the fixed schema and its
     # partitioning even when the first run has no checks at all.
-    builder = DeltaTable.createIfNotExists(spark)
-    builder = builder.location(target.path) if target.path is not None else builder.tableName(target.name)
-    builder.addColumns(RESULTS_SCHEMA).partitionedBy(*RESULTS_PARTITION_COLUMNS).comment(
-        "airflow-dq-contracts check results: one row per check per run"
-    ).execute()
+    target.create_if_missing(spark, RESULTS_SCHEMA, RESULTS_PARTITION_COLUMNS,
+                             "airflow-dq-contracts check results: one row per check per run")
     return False
 
 
@@ -680,9 +748,11 @@ def _write_run_rows(
     token = _commit_token(resolved.kind, run_id)
 
     def attempt(_: int) -> None:
-        exists = resolved.exists(spark)
-        if exists:
-            _check_layout(resolved.read(spark).schema, resolved)
+        if not resolved.exists(spark):
+            # An empty first commit, so concurrent creators race on Delta's version 0 (see create_if_missing).
+            resolved.create_if_missing(spark, out.schema, tuple(partition_by or ()))
+        # Also after creating: a concurrent creator of another kind of table may have won.
+        _check_layout(resolved.read(spark).schema, resolved)
         try:
             _replace_run_rows(
                 out,
@@ -691,10 +761,9 @@ def _write_run_rows(
                 run_id=run_id,
                 token=token,
                 merge_schema=True,
-                partition_by=() if exists else tuple(partition_by or ()),
             )
         except PySparkException as exc:
-            if "DELTA_FAILED_TO_MERGE_FIELDS" not in str(exc) or not exists:
+            if "DELTA_FAILED_TO_MERGE_FIELDS" not in str(exc):
                 raise
             conflicts = _type_conflicts(resolved.read(spark).schema, out.schema)
             raise SinkError(
@@ -711,6 +780,55 @@ def _write_run_rows(
         rows = resolved.read(spark).where(F.col(QUARANTINE_RUN_ID) == F.lit(run_id)).count()
     log.info("%s: wrote %d rows of run %s", resolved, rows, run_id)
     return rows
+
+
+def _run_has_rows(spark: SparkSession, resolved: _Target, run_id: str) -> bool:
+    """Whether the table holds any row of ``run_id``: a one-column read that stops at the first row.
+
+    Delta skips every file whose ``_dq_run_id`` min/max statistics exclude the run, and Parquet
+    skips row groups the same way, so this costs a metadata lookup plus (at most) the files of that
+    run — not a scan of the table.
+    """
+    probe = resolved.read(spark).select(QUARANTINE_RUN_ID).where(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
+    return bool(probe.limit(1).collect())
+
+
+def clear_run_rows(
+    spark: SparkSession,
+    target: str,
+    *,
+    kind: str,
+    run_id: str,
+    max_attempts: int = 8,
+) -> bool:
+    """Make a quarantine/valid table hold no row of ``run_id``, committing only when it held some.
+
+    The write path of a run with nothing to set aside: the common case writes nothing and commits
+    nothing (no table is created, no empty version added), while the retry of an attempt that did
+    set rows aside still removes them in one Delta commit — the same end state as writing an empty
+    frame with :func:`write_quarantine`, minus the commit. Returns True when rows were removed.
+
+    Example::
+
+        removed = clear_run_rows(spark, "/data/dq/quarantine/orders", kind="quarantine", run_id=run_id)
+    """
+    if kind not in _LAYOUT:
+        raise ValueError(f"kind must be one of {', '.join(_LAYOUT)}, got {kind!r}")
+    resolved = _resolve(target, kind)
+    _check_run_id(run_id, str(resolved))
+    _check_attempts(max_attempts)
+    if not resolved.exists(spark):
+        return False
+    _check_layout(resolved.read(spark).schema, resolved)
+    if not _run_has_rows(spark, resolved, run_id):
+        return False
+
+    def attempt(_: int) -> None:
+        resolved.delta_table(spark).delete(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
+
+    _with_retries(attempt, resolved, max_attempts)
+    log.info("%s: removed the rows of an earlier attempt of run %s", resolved, run_id)
+    return True
 
 
 def write_quarantine(

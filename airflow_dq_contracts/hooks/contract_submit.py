@@ -8,7 +8,9 @@ Why a subclass rather than a wrapper: ``SparkSubmitHook`` already knows how to b
 from the ``spark_default`` connection, track a standalone / YARN / Kubernetes driver and kill it;
 we only add
 
-* the bundle (``--py-files`` zip + launcher) and Delta (``--packages``, or ``--jars`` offline),
+* the bundle (``--py-files`` zip + launcher) and Delta as local ``--jars``: Delta's package (and any
+  ``packages``) resolved once per machine under a lock (:mod:`airflow_dq_contracts.jars`), never a
+  concurrent ``--packages`` resolve; ``$DQ_CONTRACTS_DELTA_JARS`` offline,
 * the driver's Python for local and client mode (the Airflow worker's own interpreter),
 * marker parsing — the job prints ``DQ_CONTRACTS_DONE`` / ``DQ_CONTRACTS_ERROR`` lines, so a
   failure surfaces with the job's own error text instead of "exit code 1",
@@ -43,7 +45,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -58,6 +59,7 @@ from typing import Any, Iterator, Sequence
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
+from airflow_dq_contracts import jars as jar_resolution
 from airflow_dq_contracts import spark_config
 from airflow_dq_contracts.jobs.bundle import CACHE_ENV, JobBundle, build_carrier_jar, build_job_bundle
 from airflow_dq_contracts.jobs.run_contract import DONE_MARKER, ERROR_MARKER, parse_marker
@@ -81,7 +83,6 @@ MASTER_UNREACHABLE_TIMEOUT = 60.0
 REST_TIMEOUT_SECONDS = 10.0
 # How long on_kill (and a retry reclaiming an earlier attempt's driver) waits for the driver to end.
 DRIVER_STOP_TIMEOUT = 60.0
-_COORDINATE = re.compile(r"^[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-+]+$")
 
 
 class ContractJobError(AirflowException):
@@ -156,23 +157,28 @@ class ContractSubmitHook(SparkSubmitHook):
     ) -> None:
         bundle_given = bundle is not None
         self.bundle = bundle or build_job_bundle()
-        package_list = _as_list(packages)
-        jar_list = _as_list(jars)
         user_conf = {str(k): str(v) for k, v in (conf or {}).items()}
-        if include_delta:
-            delta = spark_config.delta_dependency_conf()
-            if "spark.jars" in delta:
-                jar_list += [j for j in delta["spark.jars"].split(",") if j not in jar_list]
-            elif not any(p.startswith("io.delta:delta-spark") for p in package_list) and \
-                    "spark.jars.packages" not in user_conf:
-                package_list.append(spark_config.DELTA_PACKAGE)
+        # Packages never travel as --packages (a concurrent Ivy resolve on this worker): they are
+        # resolved once per machine into local jars at submit time (see _localise_packages).
+        package_list = _as_list(packages)
+        package_list += [p for p in _as_list(user_conf.pop("spark.jars.packages", None)) if p not in package_list]
+        jar_list = _as_list(jars)
+        if include_delta and not any(p.startswith("io.delta:delta-spark") for p in package_list):
+            if os.environ.get(spark_config.DELTA_JARS_ENV):  # pre-resolved jars: nothing to resolve
+                try:
+                    offline = jar_resolution.delta_jars()
+                except jar_resolution.JarResolutionError as exc:
+                    raise ContractJobError(str(exc), kind="submit_failed") from None
+                jar_list += [j for j in offline if j not in jar_list]
+            else:
+                package_list.append(spark_config.delta_package())
         job_args = list(application_args or [])
         py_file_list = [str(self.bundle.zip_path)] + _as_list(py_files)
         super().__init__(
             conf=dict(user_conf),
             conn_id=conn_id,
             application_args=job_args,
-            packages=",".join(package_list) or None,
+            packages=None,
             jars=",".join(jar_list) or None,
             files=",".join(_as_list(files)) or None,
             py_files=",".join(py_file_list),
@@ -181,7 +187,7 @@ class ContractSubmitHook(SparkSubmitHook):
         )
         # The connection is resolved by the parent's __init__; only now do we know the master and
         # deploy mode the defaults depend on. User conf always wins.
-        self._conf = {**self._default_conf(user_conf, warehouse), **user_conf}
+        self._rewire_parent(conf={**self._default_conf(user_conf, warehouse), **user_conf})
         self.done: dict[str, Any] | None = None
         self.job_error: dict[str, Any] | None = None
         self.master_unreachable_timeout = float(master_unreachable_timeout)
@@ -190,22 +196,50 @@ class ContractSubmitHook(SparkSubmitHook):
         self._job_folder = self.bundle.zip_path.parent
         self._markers_path: Path | None = None
         self._killed = False
+        self._pending_packages = package_list
         if self.is_standalone_cluster:
             # PythonRunner route: nothing may travel as --packages / --jars / --py-files (see
             # _prepare_standalone_cluster, which runs at submit time because resolving jars starts Java).
-            extra_packages = _as_list(self._conf.pop("spark.jars.packages", None))
-            self._cluster_packages = package_list + [p for p in extra_packages if p not in package_list]
+            self._cluster_packages = package_list
+            self._pending_packages = []
             self._cluster_jars = jar_list + [j for j in _as_list(self._conf.pop("spark.jars", None))
                                              if j not in jar_list]
             self._cluster_py_files = py_file_list
-            self._packages = None
-            self._jars = None
-            self._py_files = None
-            self._java_class = PYTHON_RUNNER_CLASS
+            self._rewire_parent(packages=None, jars=None, py_files=None, java_class=PYTHON_RUNNER_CLASS)
             if not bundle_given and not os.environ.get(CACHE_ENV):
                 self.log.warning(
                     "Standalone cluster mode: the driver reads the job from %s on a Spark worker; set $%s "
                     "to a folder the workers see at the same path (a shared volume)", self._job_folder, CACHE_ENV)
+
+    # ------------------------------------------------------------------ the seam into the parent
+
+    #: The parent's private attributes this hook sets, and what the parent does with each:
+    #: ``_conf`` / ``_packages`` / ``_jars`` / ``_py_files`` / ``_java_class`` / ``_application_args``
+    #: become ``--conf`` / ``--packages`` / ``--jars`` / ``--py-files`` / ``--class`` / the arguments in
+    #: ``_build_spark_submit_command``; ``_driver_id`` / ``_driver_status`` are what its standalone
+    #: driver tracking reads and writes. tests/test_operators.py checks each against the installed provider.
+    PARENT_ATTRIBUTES: tuple[str, ...] = ("_conf", "_packages", "_jars", "_py_files", "_java_class",
+                                          "_application_args", "_driver_id", "_driver_status")
+
+    def _rewire_parent(self, **values: Any) -> None:
+        """Set private attributes of the parent ``SparkSubmitHook``: the one place this hook does.
+
+        ``SparkSubmitHook`` has no public way to change the command after ``__init__`` (Delta's jars
+        resolved at submit time, the PythonRunner route of standalone cluster mode); its private
+        attributes are that way. Every write goes through here, and an attribute the installed
+        provider does not have fails loudly instead of being set and silently ignored.
+
+        Example::
+
+            self._rewire_parent(jars="/jars/delta-spark.jar", packages=None)
+        """
+        for name, value in values.items():
+            attribute = f"_{name}"
+            if attribute not in self.PARENT_ATTRIBUTES or not hasattr(self, attribute):
+                raise AirflowException(
+                    f"SparkSubmitHook of the installed apache-airflow-providers-apache-spark has no attribute "
+                    f"{attribute}: this airflow-dq-contracts release does not support that provider version")
+            setattr(self, attribute, value)
 
     # ------------------------------------------------------------------ settings
 
@@ -248,15 +282,37 @@ class ContractSubmitHook(SparkSubmitHook):
         """Jars and Python files as conf, the carrier jar written; returns the carrier jar."""
         jars = list(self._cluster_jars)
         if self._cluster_packages:
-            resolved = resolve_package_jars(self._cluster_packages, self._job_folder / "jars",
-                                            ivy_home=self._conf.get("spark.jars.ivy"))
-            jars += [str(jar) for jar in resolved if str(jar) not in jars]
+            # Into the job folder, which the workers see at the same path.
+            resolved = self._resolve_packages(self._cluster_packages, self._job_folder / "jars")
+            jars += [jar for jar in resolved if jar not in jars]
         if jars:
             # spark.jars reach the driver's and the executors' class loaders alike.
             self._conf["spark.jars"] = ",".join(jars)
         # PythonRunner puts them on the driver's PYTHONPATH; this conf ships them to executors.
         self._conf["spark.submit.pyFiles"] = ",".join(self._cluster_py_files)
         return build_carrier_jar(self._job_folder)
+
+    def _resolve_packages(self, coordinates: Sequence[str], jars_dir: Path | None = None) -> list[str]:
+        """Local jars for Maven coordinates, resolved once per machine under a lock (jars.py)."""
+        try:
+            return [str(jar) for jar in jar_resolution.resolve(
+                coordinates, jars_dir, ivy_home=self._conf.get("spark.jars.ivy"),
+                ivy_settings=self._conf.get("spark.jars.ivySettings"))]
+        except jar_resolution.JarResolutionError as exc:
+            raise ContractJobError(str(exc), kind="submit_failed") from None
+
+    def _localise_packages(self) -> None:
+        """Turn the packages (Delta's, the user's) into local ``--jars``; once, before the command is built."""
+        if not self._pending_packages:
+            return
+        current = _as_list(self._jars)
+        resolved = self._resolve_packages(self._pending_packages)
+        self._rewire_parent(jars=",".join(current + [jar for jar in resolved if jar not in current]))
+        self._pending_packages = []
+
+    def _build_spark_submit_command(self, application: str) -> list[str]:  # noqa: D401 - parent's hook point
+        self._localise_packages()
+        return super()._build_spark_submit_command(application)
 
     # ------------------------------------------------------------------ running
 
@@ -305,6 +361,7 @@ class ContractSubmitHook(SparkSubmitHook):
         if self.is_standalone_cluster:
             return self._submit_standalone_cluster()
         self._refuse_if_killed()
+        self._localise_packages()  # before submit(): its errors are ours, with the offline route
         try:
             self.submit(application=str(self.bundle.launcher_path), **self._popen_kwargs())
         except AirflowException as exc:
@@ -331,12 +388,10 @@ class ContractSubmitHook(SparkSubmitHook):
         runs = self._job_folder / "runs"
         runs.mkdir(parents=True, exist_ok=True)
         self._markers_path = runs / f"{uuid.uuid4().hex}.markers"
-        self._application_args = [
-            str(self.bundle.launcher_path), ",".join(self._cluster_py_files),  # PythonRunner's own two
-            *self._job_args, f"--markers-out={self._markers_path}",
-        ]
-        self._driver_id = None
-        self._driver_status = None
+        self._rewire_parent(
+            application_args=[str(self.bundle.launcher_path), ",".join(self._cluster_py_files),  # PythonRunner's
+                              *self._job_args, f"--markers-out={self._markers_path}"],
+            driver_id=None, driver_status=None)
         try:
             self._refuse_if_killed()
             try:
@@ -609,92 +664,6 @@ def _arg_value(args: Sequence[str], flag: str) -> str | None:
         if arg == flag and index + 1 < len(args):
             return args[index + 1]
     return None
-
-
-def _ivy_jar() -> Path:
-    """Spark's own Ivy jar: the pyspark wheel's ``jars/`` (found without importing pyspark), else $SPARK_HOME's."""
-    import importlib.util
-
-    folders: list[Path] = []
-    spec = importlib.util.find_spec("pyspark")
-    if spec is not None and spec.submodule_search_locations:
-        folders += [Path(location) / "jars" for location in spec.submodule_search_locations]
-    if os.environ.get("SPARK_HOME"):
-        folders.append(Path(os.environ["SPARK_HOME"]) / "jars")
-    for folder in folders:
-        found = sorted(folder.glob("ivy-*.jar"))
-        if found:
-            return found[-1]
-    raise ContractJobError(
-        "cannot resolve Spark packages into jars for standalone cluster mode: no ivy-*.jar in "
-        f"{', '.join(map(str, folders)) or 'pyspark or $SPARK_HOME'}; resolve them once and set "
-        f"${spark_config.DELTA_JARS_ENV} (see docs/deployment.md)", kind="submit_failed")
-
-
-def resolve_package_jars(coordinates: Sequence[str], dest_root: Path | str, ivy_home: str | None = None) -> list[Path]:
-    """Resolve Maven coordinates and their runtime dependencies into a jar folder, once.
-
-    What ``--packages`` does, but into ``<dest_root>/<hash of the coordinates>/`` so that the paths
-    can be passed as ``spark.jars`` to a driver and executors that run elsewhere (standalone cluster
-    mode). Uses Spark's own Ivy and Ivy cache (``spark.jars.ivy``, default ``~/.ivy2.5.2``), so jars
-    that an earlier ``--packages`` run fetched resolve offline. ``scala-library`` is left out, as
-    Spark's own resolution leaves it out. The folder is filled in a staging folder and renamed into
-    place, so concurrent tasks see all jars or none.
-
-    Example::
-
-        jars = resolve_package_jars(["io.delta:delta-spark_4.1_2.13:4.4.0"], "/shared/dq-job/jars")
-    """
-    wanted = sorted({c.strip() for c in coordinates if c.strip()})
-    bad = [c for c in wanted if not _COORDINATE.match(c)]
-    if bad:
-        raise ContractJobError(f"packages must be Maven coordinates group:artifact:version, got {bad}",
-                               kind="invalid_arguments")
-    root = Path(dest_root)
-    digest = hashlib.sha256("\n".join(wanted).encode()).hexdigest()[:16]
-    folder = root / digest
-    if (folder / ".complete").exists():
-        return sorted(folder.glob("*.jar"))
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
-    try:
-        dependencies = "\n".join(
-            f'    <dependency org="{g}" name="{a}" rev="{v}" conf="default->default(runtime)"/>'
-            for g, a, v in (c.split(":") for c in wanted))
-        # A module name of its own per coordinate set: Ivy keeps resolution reports per module in its cache.
-        (staging / "ivy.xml").write_text(
-            '<ivy-module version="2.0">\n'
-            f'  <info organisation="airflow-dq-contracts" module="spark-jars-{digest}" revision="1"/>\n'
-            '  <configurations><conf name="default"/></configurations>\n'
-            f"  <dependencies>\n{dependencies}\n  </dependencies>\n</ivy-module>\n")
-        ivy_root = Path(ivy_home).expanduser() if ivy_home else Path.home() / ".ivy2.5.2"
-        java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
-        jars = staging / "jars"
-        try:
-            done = subprocess.run(
-                [java, "-jar", str(_ivy_jar()), "-ivy", str(staging / "ivy.xml"), "-cache", str(ivy_root / "cache"),
-                 "-confs", "default", "-retrieve", f"{jars}/[organisation]_[artifact]-[revision](-[classifier]).[ext]"],
-                capture_output=True, text=True, timeout=600, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ContractJobError(f"cannot run Ivy to resolve {', '.join(wanted)}: {exc}",
-                                   kind="submit_failed") from None
-        if done.returncode != 0 or not any(jars.glob("*.jar")):
-            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-            raise ContractJobError(
-                f"Ivy could not resolve {', '.join(wanted)} into jars for standalone cluster mode (set "
-                f"${spark_config.DELTA_JARS_ENV} to a folder of pre-resolved jars when Maven Central is out of "
-                f"reach):\n{tail}", kind="submit_failed")
-        for jar in jars.glob("org.scala-lang_scala-library-*.jar"):
-            jar.unlink()  # Spark ships its own Scala library
-        (jars / ".complete").touch()
-        try:
-            os.replace(jars, folder)  # atomic: a concurrent task sees all jars or none
-        except OSError:
-            if not (folder / ".complete").exists():  # not a lost race: a real problem
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return sorted(folder.glob("*.jar"))
 
 
 def _terminate_group(process: subprocess.Popen, grace: float) -> None:

@@ -39,8 +39,12 @@ import binascii
 import json
 import os
 import sys
+import time
 import traceback
 from typing import Any, Sequence
+
+# When this driver's Python began (epoch seconds): the start-up progress line measures from it.
+PROCESS_STARTED = time.time()
 
 DONE_MARKER = "DQ_CONTRACTS_DONE"
 ERROR_MARKER = "DQ_CONTRACTS_ERROR"
@@ -255,11 +259,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         from airflow_dq_contracts.engine.runner import run_contract
-        from airflow_dq_contracts.engine.session import get_spark
+        from airflow_dq_contracts.engine.session import get_spark, startup_line
 
         # Inside spark-submit the master, jars and conf come from the command line; local tuning
         # would be wrong on a cluster, so the submitter passes it explicitly when it wants it.
+        session_started = time.time()
         spark = get_spark(app_name=f"dq-contracts:{contract.name}", local_tuning=False)
+        _progress(startup_line(spark, PROCESS_STARTED, session_started))
         result = run_contract(
             spark,
             contract,

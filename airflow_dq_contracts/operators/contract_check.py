@@ -176,7 +176,7 @@ def collect_summary(
 
     try:
         location = readable_location(results_table, warehouse)
-        records = read_results(location, run_id)
+        records = read_results(location, run_id, contract_name=contract.name)
         quarantine_rows = _count_run_rows(quarantine_table, warehouse, run_id)
         valid_rows = _count_run_rows(valid_table, warehouse, run_id)
     except (ResultsStoreError, DeltaMetadataError, ValueError) as exc:

@@ -1,0 +1,68 @@
+"""``dq-contracts jars fetch|path``: Delta's jars ahead of time (image builds, air-gapped clusters).
+
+``fetch`` resolves them once (:func:`airflow_dq_contracts.jars.resolve`, under the same lock every
+submission takes) and prints the folder; ``path`` prints the folder a submission will use and
+exits 1 when it is not there yet. Both are plain Python; only ``fetch`` starts Java (Ivy, no Spark).
+
+Example::
+
+    dq-contracts jars fetch --dir /opt/dq-contracts/jars     # then DQ_CONTRACTS_JARS_DIR=/opt/dq-contracts/jars
+    dq-contracts jars path                                   # …/airflow-dq-contracts/jars/io.delta_delta-spark_…
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from airflow_dq_contracts import jars, spark_config
+
+EXIT_OK = 0
+EXIT_MISSING = 1
+EXIT_FAILED = 4
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    coordinate = spark_config.delta_package()
+    target = jars.default_jars_dir() if args.dir is None else args.dir
+    print(f"[dq-contracts] resolving {coordinate} into {target} (once; later runs reuse it)", file=sys.stderr)
+    try:
+        found = jars.resolve([coordinate], args.dir, ivy_home=args.ivy)
+    except jars.JarResolutionError as exc:
+        print(f"dq-contracts jars fetch: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"[dq-contracts] {len(found)} jars ready", file=sys.stderr)
+    print(found[0].parent)
+    return EXIT_OK
+
+
+def _path(args: argparse.Namespace) -> int:
+    folder = jars.planned_delta_folder(args.dir)
+    offline = bool(os.environ.get(spark_config.DELTA_JARS_ENV))
+    found = jars.jars_in(folder) if offline else (jars.complete_jars(folder) or [])
+    print(folder)
+    if args.list:
+        for jar in found:
+            print(jar)
+    source = f"${spark_config.DELTA_JARS_ENV}" if offline else "resolved by `dq-contracts jars fetch` or the first run"
+    if not found:
+        print(f"[dq-contracts] no jars there yet ({source}); `dq-contracts jars fetch` resolves them", file=sys.stderr)
+        return EXIT_MISSING
+    print(f"[dq-contracts] {len(found)} jars ({source})", file=sys.stderr)
+    return EXIT_OK
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``jars fetch`` and ``jars path`` on the ``dq-contracts`` subparsers."""
+    p_jars = sub.add_parser("jars", help="Delta's jars: resolve them ahead of time, or show where they are")
+    actions = p_jars.add_subparsers(dest="jars_command", required=True)
+    dir_help = f"jars folder (default ${jars.JARS_DIR_ENV}, else ~/.cache/airflow-dq-contracts/jars)"
+    p_fetch = actions.add_parser("fetch", help="resolve Delta's jars now (needs Maven Central or a warm Ivy cache)")
+    p_fetch.add_argument("--dir", default=None, metavar="DIR", help=dir_help)
+    p_fetch.add_argument("--ivy", default=None, metavar="DIR", help="Ivy home to use (default ~/.ivy2.5.2)")
+    p_fetch.set_defaults(func=_fetch)
+    p_path = actions.add_parser("path", help="print the jar folder runs will use; exit 1 if it is not there yet")
+    p_path.add_argument("--dir", default=None, metavar="DIR", help=dir_help)
+    p_path.add_argument("--list", action="store_true", help="also print every jar")
+    p_path.set_defaults(func=_path)

@@ -1,0 +1,68 @@
+"""One writer process of the concurrent table-creation test (``test_concurrency.py``).
+
+A separate process, with its own JVM and so its own Delta log cache, is what a second Airflow task
+is; threads of one SparkSession share one cache and hide the race. The process starts one local
+SparkSession, says ``ready``, then for each round waits for ``<root>/go-<round>`` (all writers are
+released together) and writes its own run into the *new* results, quarantine and valid tables of
+``<root>/round-<round>/``. One JSON line per round on stdout: ``{"round", "ok", "error"}``.
+
+Example::
+
+    python sink_writer.py --root /tmp/race --writer 3 --rounds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--writer", type=int, required=True)
+    parser.add_argument("--rounds", type=int, required=True)
+    args = parser.parse_args()
+    root = Path(args.root)
+
+    from pyspark.sql import functions as F
+
+    from airflow_dq_contracts.engine import sinks
+    from airflow_dq_contracts.engine.session import get_spark
+    from airflow_dq_contracts.results import CheckResult
+
+    spark = get_spark(app_name=f"sink-writer-{args.writer}", master="local[1]")
+    violation = "array(named_struct('check_id','id/min','check_name','min','check_type','min',"\
+                "'severity','P1','action','quarantine'))"
+    (root / f"ready-{args.writer}").touch()
+    for round_no in range(args.rounds):
+        go = root / f"go-{round_no}"
+        while not go.exists():  # released together: every writer finds no table yet
+            time.sleep(0.01)
+        folder = root / f"round-{round_no}"
+        run_id = f"w{args.writer}-r{round_no}"
+        record = CheckResult(run_id=run_id, contract_name="race", contract_version="1", dataset="race",
+                             check_id="_table_/rows", check_name="rows", check_type="num_rows", column=None,
+                             severity="P1", action="gate", validator="noop", metric_value=3.0, status="passed",
+                             passed=True, failed_rows=None, message="", row_count=3,
+                             evaluated_at=dt.datetime.now(dt.timezone.utc))
+        rows = spark.range(3).withColumn("writer", F.lit(args.writer))
+        outcome: dict = {"round": round_no, "ok": True, "error": None}
+        try:
+            sinks.write_results(spark, [record], str(folder / "results"), run_id=run_id)
+            sinks.write_quarantine(spark, rows.withColumn("_dq_violations", F.expr(violation)),
+                                   str(folder / "quarantine"), run_id=run_id)
+            sinks.write_valid(spark, rows, str(folder / "valid"), run_id=run_id)
+        except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it
+            outcome = {"round": round_no, "ok": False, "error": f"{type(exc).__name__}: {str(exc)[:1500]}"}
+        print(json.dumps(outcome), flush=True)
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""Many contract runs at once, as on a busy Airflow worker: each one a process of its own.
+
+* Six ``dq-contracts run`` started together on a *fresh worker*: an empty Ivy home
+  (``spark.jars.ivy``) and an empty jars folder, shared by all six. Before the lock in ``jars.py``
+  each started its own Ivy resolve into the one cache and they failed with
+  ``[download failed: …zstd-jni.jar, …]``. Now one resolves, the others wait and reuse its folder,
+  and all six results land in one results table that none of them found (one copy each).
+* Six writer processes, ten times over, released together to write into results, quarantine and
+  valid tables that do not exist yet. Before the fix a loser failed with
+  ``[DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION]`` or ``… exists but is not a Delta table``: its
+  JVM's cached Delta log of the path predated the winner's first commit and was never refreshed.
+
+Expected values are written by hand (six runs, one row per check, three rows per writer) and read
+back with delta-rs, not with the Spark code under test. Tests assert what happened, never how fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = Path(__file__).resolve().parent / "apps"
+WRITERS = 6
+ROUNDS = 10
+# Generous: six JVMs on a loaded two-core machine. A deadline, never a speed assertion.
+DEADLINE_SECONDS = 1500
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    env.update(extra)
+    return env
+
+
+def _delta_rows(path: Path) -> list[dict]:
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+
+
+def _creations(path: Path) -> int:
+    from deltalake import DeltaTable
+
+    return sum(1 for commit in DeltaTable(str(path)).history() if commit.get("operation") == "CREATE TABLE")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(DEADLINE_SECONDS + 600)
+def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_table(tmp_path):
+    data = tmp_path / "orders.json"
+    data.write_text("".join(json.dumps({"id": i, "amount": float(i)}) + "\n" for i in range(5)), encoding="utf-8")
+    contract = tmp_path / "orders.yaml"
+    contract.write_text(yaml.safe_dump({
+        "name": "orders", "version": "1.0.0",
+        "columns": [{"name": "id", "type": "long",
+                     "checks": [{"name": "ids present", "type": "missing", "max": 0, "severity": "P1"}]}],
+        "checks": [{"name": "volume", "type": "num_rows", "min": 1, "severity": "P1"}],
+    }), encoding="utf-8")
+    ivy, jars_dir, results = tmp_path / "ivy", tmp_path / "jars", tmp_path / "results"
+    ivy.mkdir()
+    jars_dir.mkdir()
+    env = _env(DQ_CONTRACTS_JARS_DIR=str(jars_dir))
+    env.pop("DQ_CONTRACTS_DELTA_JARS", None)  # a fresh worker: nothing pre-resolved
+    logs = [open(tmp_path / f"run-{n}.log", "w") for n in range(WRITERS)]  # files: a full pipe would block
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "airflow_dq_contracts.cli", "run", str(contract), "--input", str(data),
+             "--input-format", "json", "--run-id", f"run-{n}", "--results-table", str(results),
+             "--master", "local[1]", "--conf", f"spark.jars.ivy={ivy}", "--json-out", str(tmp_path / f"{n}.json")],
+            cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+        for n, log in enumerate(logs)
+    ]
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    for proc in procs:
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    for log in logs:
+        log.close()
+    outputs = [(tmp_path / f"run-{n}.log").read_text() for n in range(WRITERS)]
+
+    for proc, output in zip(procs, outputs):
+        assert proc.returncode == 0, output[-3000:]
+        assert "download failed" not in output
+    rows = _delta_rows(results)
+    by_run = sorted((row["run_id"], row["check_id"]) for row in rows)
+    assert by_run == sorted((f"run-{n}", check) for n in range(WRITERS) for check in ("_table_/volume", "id/ids present"))
+    assert _creations(results) == 1
+    # Resolved once, into one complete folder of local jars, and Ivy filled the given (empty) home.
+    folders = [p for p in jars_dir.iterdir() if not p.name.startswith(".")]
+    assert len(folders) == 1 and (folders[0] / ".complete").is_file()
+    assert any(folders[0].glob("io.delta_delta-spark_*.jar"))
+    assert any((ivy / "cache").iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(DEADLINE_SECONDS + 600)
+def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
+    # Output to files, not pipes: a writer whose unread pipe fills (Spark's warnings on every retried
+    # conflict) would block while the test waits for another one.
+    logs = [(open(tmp_path / f"writer-{n}.out", "w"), open(tmp_path / f"writer-{n}.err", "w")) for n in range(WRITERS)]
+    procs = [
+        subprocess.Popen([sys.executable, str(APPS / "sink_writer.py"), "--root", str(tmp_path),
+                          "--writer", str(n), "--rounds", str(ROUNDS)],
+                         env=_env(), stdout=out, stderr=err, text=True)
+        for n, (out, err) in enumerate(logs)
+    ]
+    try:
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while not all((tmp_path / f"ready-{n}").exists() for n in range(WRITERS)):
+            dead = [n for n, p in enumerate(procs) if p.poll() is not None]
+            assert not dead, (tmp_path / f"writer-{dead[0]}.err").read_text()[-3000:]
+            assert time.monotonic() < deadline, "writers did not start"
+            time.sleep(0.5)
+        for round_no in range(ROUNDS):
+            (tmp_path / f"go-{round_no}").touch()  # all six released at once
+        outcomes = []
+        for n, proc in enumerate(procs):
+            proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+            assert proc.returncode == 0, (tmp_path / f"writer-{n}.err").read_text()[-3000:]
+            out = (tmp_path / f"writer-{n}.out").read_text()
+            outcomes += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+        for out, err in logs:
+            out.close()
+            err.close()
+
+    failures = [o for o in outcomes if not o["ok"]]
+    assert not failures, failures[:3]
+    assert len(outcomes) == WRITERS * ROUNDS
+    for round_no in range(ROUNDS):
+        folder = tmp_path / f"round-{round_no}"
+        runs = {f"w{n}-r{round_no}" for n in range(WRITERS)}
+        results = _delta_rows(folder / "results")
+        assert sorted(row["run_id"] for row in results) == sorted(runs)  # one copy each
+        for kind in ("quarantine", "valid"):
+            rows = _delta_rows(folder / kind)
+            assert sorted((row["_dq_run_id"], row["id"]) for row in rows) == sorted(
+                (run, i) for run in runs for i in range(3)), kind
+        for kind in ("results", "quarantine", "valid"):
+            assert _creations(folder / kind) == 1, (round_no, kind)

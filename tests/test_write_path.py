@@ -1,0 +1,131 @@
+"""The write path's no-op cases on real Delta tables (issue #17).
+
+A run with nothing to quarantine writes no quarantine rows and commits nothing there — unless an
+earlier attempt of the same run set rows aside, which the retry must remove (idempotent per run).
+A run that does quarantine writes both outputs from one annotated frame and still conserves rows.
+Expected rows are computed here in plain Python from the generated rows, never by the engine.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+
+import pytest
+
+from airflow_dq_contracts import results_store
+from airflow_dq_contracts.contract import load_contract
+from airflow_dq_contracts.engine import sinks
+from airflow_dq_contracts.engine.runner import run_contract
+
+pytestmark = pytest.mark.spark
+
+CONTRACT = load_contract({
+    "name": "write_path",
+    "columns": [
+        {"name": "id", "checks": [{"name": "unique", "type": "duplicates", "max": 0, "severity": "P2"}]},  # flag
+        {"name": "status", "checks": [{"name": "known", "type": "whitelist", "values": ["new", "paid"],
+                                       "severity": "P1"}]},  # quarantine
+        {"name": "day"},
+    ],
+})
+DDL = "id long, status string, day string"
+CLEAN = [(1, "new", "d1"), (2, "paid", "d1"), (2, "new", "d1"), (3, "paid", "d2")]  # a P2 duplicate only
+DIRTY = [(1, "new", "d1"), (2, "lost", "d1"), (3, "gone", "d1"), (4, "paid", "d1")]
+
+
+def _expected_quarantined(rows):
+    return sorted(r for r in rows if r[1] not in ("new", "paid"))
+
+
+def _write_input(spark, path, rows):
+    spark.createDataFrame(rows, DDL).write.format("delta").mode("overwrite").save(path)
+
+
+def _version(spark, path):
+    return spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0]["version"]
+
+
+def _rows(spark, path, run_id):
+    frame = spark.read.format("delta").load(path).where(f"_dq_run_id = '{run_id}'")
+    return sorted((r["id"], r["status"], r["day"]) for r in frame.collect())
+
+
+def _run(spark, source, run_id, **targets):
+    lines: list[str] = []
+    result = run_contract(spark, CONTRACT, input_path=source, input_format="delta", run_id=run_id,
+                          progress=lines.append, **targets)
+    return result, lines
+
+
+def test_nothing_to_quarantine_creates_and_commits_nothing(spark, tmp_path):
+    source, quarantine = str(tmp_path / "in"), str(tmp_path / "quarantine")
+    valid, results = str(tmp_path / "valid"), str(tmp_path / "results")
+    _write_input(spark, source, CLEAN)
+    result, lines = _run(spark, source, "clean-1", quarantine_table=quarantine, valid_table=valid,
+                         results_table=results)
+    assert result.decision == "pass"
+    assert [r.status for r in result.checks if r.check_id == "id/unique"] == ["failed"]  # a flag, not a quarantine
+    assert result.quarantine_rows == 0 and result.summary()["quarantine"] == {"table": quarantine, "rows": 0}
+    assert not os.path.exists(quarantine)  # no table, no empty commit
+    assert any("nothing to set aside, no commit" in line for line in lines)
+    # Every input row is published, exactly once; the results are there too.
+    assert _rows(spark, valid, "clean-1") == sorted(CLEAN)
+    assert result.valid_rows == len(CLEAN)
+    assert len(results_store.read_results(results, "clean-1", contract_name="write_path")) == len(result.checks)
+
+
+def test_nothing_to_quarantine_leaves_an_existing_table_untouched(spark, tmp_path):
+    source, quarantine = str(tmp_path / "in"), str(tmp_path / "quarantine")
+    _write_input(spark, source, DIRTY)
+    first, _ = _run(spark, source, "dirty-1", quarantine_table=quarantine)
+    assert first.decision == "quarantine" and first.quarantine_rows == len(_expected_quarantined(DIRTY))
+    version = _version(spark, quarantine)
+
+    _write_input(spark, source, CLEAN)
+    second, _ = _run(spark, source, "clean-2", quarantine_table=quarantine)
+    assert second.quarantine_rows == 0
+    assert _version(spark, quarantine) == version  # no commit for a run with nothing to set aside
+    assert _rows(spark, quarantine, "dirty-1") == _expected_quarantined(DIRTY)  # other runs intact
+
+
+def test_retry_after_an_attempt_that_quarantined_removes_its_rows(spark, tmp_path):
+    source, quarantine = str(tmp_path / "in"), str(tmp_path / "quarantine")
+    valid = str(tmp_path / "valid")
+    _write_input(spark, source, DIRTY)
+    other, _ = _run(spark, source, "other-run", quarantine_table=quarantine, valid_table=valid)
+    attempt1, _ = _run(spark, source, "run-x", quarantine_table=quarantine, valid_table=valid)
+    expected = _expected_quarantined(DIRTY)
+    assert attempt1.quarantine_rows == len(expected) == 2
+    assert _rows(spark, quarantine, "run-x") == expected
+    # Conservation on the cached two-output path: valid + quarantined = input, each row once.
+    assert collections.Counter(_rows(spark, valid, "run-x") + _rows(spark, quarantine, "run-x")) == \
+        collections.Counter(DIRTY)
+    version = _version(spark, quarantine)
+
+    # The data was repaired upstream and the task retried under the same run id.
+    _write_input(spark, source, CLEAN)
+    attempt2, lines = _run(spark, source, "run-x", quarantine_table=quarantine, valid_table=valid)
+    assert attempt2.decision == "pass" and attempt2.quarantine_rows == 0
+    assert _rows(spark, quarantine, "run-x") == []  # the earlier attempt's rows are gone…
+    assert _version(spark, quarantine) == version + 1  # …in one commit
+    assert any("an earlier attempt's rows removed" in line for line in lines)
+    assert _rows(spark, quarantine, "other-run") == expected  # another run's rows stay
+    assert results_store.read_quarantine_count(quarantine, "run-x") == 0
+    assert _rows(spark, valid, "run-x") == sorted(CLEAN)  # the valid rows were replaced, not added
+    assert other.quarantine_rows == len(expected)
+
+    # A third attempt, still clean: nothing left to remove, so nothing is committed.
+    _run(spark, source, "run-x", quarantine_table=quarantine, valid_table=valid)
+    assert _version(spark, quarantine) == version + 1
+
+
+def test_clear_run_rows_refuses_a_table_of_another_kind(spark, tmp_path):
+    valid = str(tmp_path / "valid")
+    spark.createDataFrame([(1, "r")], "id long, _dq_run_id string").write.format("delta").save(valid)
+    with pytest.raises(sinks.SinkError, match="not a quarantine table"):
+        sinks.clear_run_rows(spark, valid, kind="quarantine", run_id="r")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        sinks.clear_run_rows(spark, valid, kind="results", run_id="r")
+    assert sinks.clear_run_rows(spark, str(tmp_path / "missing"), kind="quarantine", run_id="r") is False
+    assert not os.path.exists(tmp_path / "missing")
