@@ -74,6 +74,8 @@ TIME_RESULT_COLUMNS: tuple[str, ...] = ("evaluated_at", "reference_time")
 QUARANTINE_RUN_ID = "_dq_run_id"
 QUARANTINE_VIOLATIONS = "_dq_violations"
 QUARANTINE_AT = "_dq_quarantined_at"
+#: Valid-table column: the flag-action checks a kept row broke (same struct as _dq_violations).
+VALID_FLAGS = "_dq_flags"
 VIOLATION_FIELDS = ("check_id", "check_name", "check_type", "severity", "action")
 
 

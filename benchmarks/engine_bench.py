@@ -10,7 +10,10 @@ list, a timestamp and a date partition), then, in ONE Spark session and on the s
 * **naive** — one Spark query per check (``count()``, ``countDistinct``, ``where(...).count()``…).
 
 It prints wall time and Spark job count of each, and the ratios engine/floor (target ≤ 1.3) and
-naive/engine (target ≥ 5). Each plan runs once untimed first (JIT and code generation), then
+naive/engine (target ≥ 5). ``--constraints`` declares the columns' types and constraints
+(``nullable: false``, ``primary_key``, ``allowed_values``, ``format``, ``min_value``/``max_value``),
+so the engine also runs schema conformance and the constraint checks that no written check
+suppresses; the floor then computes their extra numbers too. Each plan runs once untimed first (JIT and code generation), then
 ``--repeat`` timed runs; the best is reported.
 
 Usage::
@@ -47,8 +50,23 @@ EMAIL = r"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$"
 
 DISTINCT_TYPES = ("duplicates", "cardinality")
 
+# --constraints: what each column declares (its type, and the constraints of enforcement).
+DECLARATIONS: dict[str, dict[str, Any]] = {
+    "id": {"type": "long", "primary_key": True},              # both suppressed by written checks
+    "customer": {"type": "long", "nullable": False},          # the written check is a share ≤ 1 %
+    "status": {"type": "string", "allowed_values": STATUSES[:4]},  # suppressed by the whitelist
+    "amount": {"type": "double", "min_value": -50, "max_value": 1950},
+    "qty": {"type": "int", "min_value": 0, "max_value": 20},
+    "email": {"type": "string", "format": "email"},           # the written check is a share ≥ 90 %
+    "name": {"type": "string"},
+    "tags": {"type": "list<string>"},
+    "region": {"type": "string", "nullable": False},          # suppressed by "region present"
+    "created_at": {"type": "timestamp", "nullable": False},
+    "day": {"type": "date", "nullable": False},
+}
 
-def contract(distinct: bool = True) -> dict[str, Any]:
+
+def contract(distinct: bool = True, constraints: bool = False) -> dict[str, Any]:
     """41 checks over 10 columns; key sets {id}, {customer}, {status}, {customer, day}.
 
     ``distinct=False`` drops the 5 checks that need distinct counts (grouped passes), leaving only
@@ -113,6 +131,14 @@ def contract(distinct: bool = True) -> dict[str, Any]:
         full["checks"] = [c for c in full["checks"] if c["type"] not in DISTINCT_TYPES]
         for column in full["columns"]:
             column["checks"] = [c for c in column["checks"] if c["type"] not in DISTINCT_TYPES]
+    if constraints:
+        for column in full["columns"]:
+            declared = dict(DECLARATIONS[column["name"]])
+            if declared["type"] == "list<string>":
+                declared["type"] = {"kind": "list", "value_type": "string"}
+            column.update(declared)
+    else:
+        full["enforcement"] = {"schema": "off", "constraints": "off"}
     return full
 
 
@@ -149,15 +175,20 @@ def generate(spark: SparkSession, rows: int, path: str) -> None:
 # --------------------------------------------------------------------------------------- floor
 
 
-def floor_plan(df: DataFrame, distinct: bool = True) -> Callable[[], Any]:
+def floor_plan(df: DataFrame, distinct: bool = True, constraints: bool = False) -> Callable[[], Any]:
     """Hand-written: one aggregation with every metric, one groupBy per key set."""
     c = F.col
 
     def nulls(name: str) -> Any:
         return F.count_if(c(name).isNull())
 
+    # The numbers the unsuppressed constraints add (the others are already computed below).
+    extra = [F.count_if(c("amount") < -50), F.count_if(c("amount") > 1950), F.count_if(c("qty") < 0),
+             F.count_if(c("qty") > 20), nulls("created_at"), nulls("day")] if constraints else []
+
     def run() -> Any:
         main = df.agg(
+            *extra,
             F.count(F.lit(1)), F.max("created_at"), F.collect_set("day"),
             nulls("id"), F.count("id"), F.min("id"),
             nulls("customer"),
@@ -242,8 +273,8 @@ def naive_plan(df: DataFrame, distinct: bool = True) -> Callable[[], Any]:
 # --------------------------------------------------------------------------------------- harness
 
 
-def engine_plan(df: DataFrame, distinct: bool = True) -> Callable[[], Any]:
-    parsed = load_contract(contract(distinct))
+def engine_plan(df: DataFrame, distinct: bool = True, constraints: bool = False) -> Callable[[], Any]:
+    parsed = load_contract(contract(distinct, constraints))
 
     def run() -> Any:
         evaluator = Evaluator(parsed, df, REFERENCE, progress=lambda message: None)
@@ -286,13 +317,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=None, help="where to write the data (default: a temp dir)")
     parser.add_argument("--scan-only", action="store_true",
                         help="drop the 5 checks that need distinct counts (no grouped passes in any plan)")
+    parser.add_argument("--constraints", action="store_true",
+                        help="declare types and column constraints (schema conformance + constraint checks)")
     args = parser.parse_args(argv)
 
     spark = get_spark(app_name="dq-contracts-bench", master=args.master)
     workdir = args.workdir or tempfile.mkdtemp(prefix="dq-bench-")
     distinct = not args.scan_only
-    checks = sum(1 for _ in load_contract(contract(distinct)).all_checks())
-    print(f"contract: {checks} checks over 10 columns; master {args.master}; repeat {args.repeat}")
+    checks = sum(1 for _ in load_contract(contract(distinct, args.constraints)).evaluated_checks())
+    print(f"contract: {checks} checks over 10 columns; master {args.master}; repeat {args.repeat}"
+          + ("; with schema conformance and column constraints" if args.constraints else ""))
     try:
         for rows in args.rows:
             path = os.path.join(workdir, f"orders_{rows}.parquet")
@@ -301,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
                 generate(spark, rows, path)
                 print(f"\n{rows:,} rows generated in {time.perf_counter() - began:.1f} s → {path}")
             df = spark.read.parquet(path)
-            plans = {"engine": engine_plan(df, distinct), "floor": floor_plan(df, distinct),
+            plans = {"engine": engine_plan(df, distinct, args.constraints),
+                     "floor": floor_plan(df, distinct, args.constraints),
                      "naive": naive_plan(df, distinct)}
             timings: dict[str, tuple[float, int]] = {}
             print(f"{'rows':>12} {'plan':>7} {'wall s':>8} {'jobs':>5}")

@@ -56,7 +56,10 @@ def test_run_json_out_matches_plain_python_for_every_check(spark, tmp_path, cont
     assert proc.returncode == (3 if summary["decision"] == "gate" else 0), proc.stderr
     assert summary["row_count"] == len(kept)
     assert summary["filter"] == RUN_FILTER and summary["dataset"] == str(data)
-    assert len(summary["checks"]) == len(NAMED)
+    # Plus schema conformance: one passing <column>/schema per declared column (all present here).
+    schema = [c for c in summary["checks"] if c["check_type"] == "schema"]
+    assert len(summary["checks"]) - len(schema) == len(NAMED)
+    assert len(schema) == len(contract_dict()["columns"]) and {c["status"] for c in schema} == {"passed"}
     by_name = {(c["column"], c["check_name"]): c for c in summary["checks"]}
     for case in NAMED:
         column, _, check, _ = case

@@ -377,7 +377,7 @@ def test_split_quarantine_and_valid_conserve_rows(spark, tmp_path):
     assert (len(exp_valid), len(exp_quarantined)) == (5, 5)
 
     valid, quarantined = sk.split_annotated(annotated)
-    assert valid.columns == ["id", "name", "amount", "src.region"]
+    assert valid.columns == ["id", "name", "amount", "src.region", "_dq_flags"]
     assert quarantined.columns == ["id", "name", "amount", "src.region", "_dq_violations"]
 
     q_path, v_path = str(tmp_path / "quarantine"), str(tmp_path / "valid")
@@ -391,7 +391,7 @@ def test_split_quarantine_and_valid_conserve_rows(spark, tmp_path):
         ("_dq_run_id", "string"), ("_dq_violations", VIOLATIONS_DDL), ("_dq_quarantined_at", "timestamp"),
     ]
     v_df = spark.read.format("delta").load(v_path)
-    assert v_df.columns == ["id", "name", "amount", "src.region", "_dq_run_id"]
+    assert v_df.columns == ["id", "name", "amount", "src.region", "_dq_run_id", "_dq_flags"]
 
     def data(row) -> tuple:
         return (row["id"], row["name"], row["amount"], row["src.region"])
@@ -407,6 +407,10 @@ def test_split_quarantine_and_valid_conserve_rows(spark, tmp_path):
 
     v_rows = v_df.collect()
     assert collections.Counter(data(r) for r in v_rows) == collections.Counter(r[:4] for r in exp_valid)
+    # A kept row keeps its (flag) violations as _dq_flags; none → empty, NULL stays NULL.
+    flags = lambda vs: None if vs is None else tuple(tuple(v) for v in vs)  # noqa: E731
+    assert collections.Counter(data(r) + (flags(r["_dq_flags"]),) for r in v_rows) == collections.Counter(
+        r[:4] + (flags(r[4]),) for r in exp_valid)
     assert {r["_dq_run_id"] for r in v_rows} == {"run-1"}
     # Conservation: valid + quarantined is exactly the input, duplicates included.
     assert collections.Counter(data(r) for r in v_rows) + collections.Counter(data(r) for r in q_rows) == (

@@ -67,6 +67,8 @@ class CheckType:
     implicit: str | None = None  # all_conform | max_age_hours | max_gap_count | no_violation | zero | true
     extra: Callable[[dict[str, Any], Callable[[tuple, str], None]], None] | None = None
     summary: str = ""
+    #: False for types a run derives from the contract itself (``schema``): not writable under ``checks``
+    written: bool = True
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
@@ -301,15 +303,26 @@ _register(
     ),
 )
 
-TABLE_TYPES = sorted(name for level, name in CHECK_TYPES if level == "table")
-COLUMN_TYPES = sorted(name for level, name in CHECK_TYPES if level == "column")
+# Schema conformance (see .enforcement): derived from ``columns`` and ``enforcement.schema``, one
+# check per declared column and, in ``exact`` mode, one for the table (undeclared columns).
+_register(
+    CheckType("schema", "column", validators=False, written=False,
+              summary="the column is present with a compatible type"),
+    CheckType("schema", "table", validators=False, written=False,
+              summary="no undeclared column (enforcement.schema.mode: exact)"),
+)
+
+TABLE_TYPES = sorted(name for (level, name), t in CHECK_TYPES.items() if level == "table" and t.written)
+COLUMN_TYPES = sorted(name for (level, name), t in CHECK_TYPES.items() if level == "column" and t.written)
 
 COMMON_KEYS = ("name", "type", "severity", "tolerance", "tags", "action", "filter", "description", "enabled")
 VALIDATOR_KEYS = ("min", "max", "between", "not_between", "equals")
 
 
 def check_type(level: str, name: str) -> CheckType | None:
-    return CHECK_TYPES.get((level, name))
+    """The check type an author may write at ``level`` (derived-only types such as ``schema`` are not)."""
+    found = CHECK_TYPES.get((level, name))
+    return found if found is not None and found.written else None
 
 
 def is_number(value: Any) -> bool:

@@ -9,6 +9,13 @@ neither: it points at something to fix in the contract itself (a missing major v
 change                                             kind         why
 =================================================  ===========  ==========================================
 column removed                                     breaking     every reader of it fails
+deprecated column removed after its sunset         compatible   004: consumers were told, and the date
+(or deprecated without a sunset)                                passed (no date: it may go at any time)
+deprecated column removed before its sunset        breaking     the promised date has not come
+column renamed (``renamed_from``)                  breaking     readers of the old name fail — unless the
+                                                                old column was deprecated and its sunset
+                                                                passed (compatible); types compared too
+column deprecated                                  compatible   an announcement, nothing breaks yet
 column type changed                                breaking     readers' casts and schemas no longer fit
 column type widened (lossless, see below)          compatible   every old value is still representable
 column type no longer declared                     breaking     the type guarantee is gone
@@ -65,6 +72,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
 from typing import Any, Iterable
 
@@ -76,6 +84,8 @@ NOTE = "note"
 
 # Categories (stable strings: they are part of `dq-contracts diff --json`).
 COLUMN_REMOVED = "column_removed"
+COLUMN_RENAMED = "column_renamed"
+COLUMN_DEPRECATED = "column_deprecated"
 COLUMN_ADDED = "column_added"
 COLUMN_RETYPED = "column_retyped"
 COLUMN_WIDENED = "column_widened"
@@ -125,8 +135,11 @@ class Change:
                 "description": self.description, "breaking": self.breaking, "old": self.old, "new": self.new}
 
 
-def diff_contracts(old: Contract, new: Contract) -> list[Change]:
+def diff_contracts(old: Contract, new: Contract, *, today: dt.date | None = None) -> list[Change]:
     """Every schema, SLA, location and partitioning change from ``old`` to ``new``, in a stable order.
+
+    ``today`` (default: the current UTC date) decides whether a deprecated column's ``sunset`` has
+    passed.
 
     Order: dataset, then the old columns in their order (removed, type, nullability, allowed values),
     then new columns in their order, partitioning, SLA, and notes last.
@@ -137,19 +150,24 @@ def diff_contracts(old: Contract, new: Contract) -> list[Change]:
     >>> [c.description for c in diff_contracts(a, b)]
     ['SLA freshness_hours degraded: 4 → 6']
     """
+    today = today or dt.datetime.now(dt.timezone.utc).date()
     changes: list[Change] = []
     changes += _dataset_changes(old, new)
     new_columns = {c.name: c for c in new.columns}
     old_names = {c.name for c in old.columns}
+    # renamed_from: old name → the new column, when the old name is gone from the new contract
+    renames = {c.renamed_from: c for c in new.columns if c.renamed_from in old_names and c.renamed_from not in new_columns}
     for column in old.columns:
         after = new_columns.get(column.name)
+        if after is None and column.name in renames:
+            changes += _rename_changes(column, renames[column.name], today)
+            continue
         if after is None:
-            changes.append(Change(BREAKING, COLUMN_REMOVED, column.name,
-                                  f"column {column.name!r} removed", old=_type_text(column.type)))
+            changes.append(_removal(column, today))
             continue
         changes += _column_changes(column, after)
     for column in new.columns:
-        if column.name in old_names:
+        if column.name in old_names or column in renames.values():
             continue
         type_text = f" ({_type_text(column.type)})" if column.type else ""
         if column.nullable:
@@ -238,6 +256,33 @@ def _reference_changes(old: Contract, new: Contract) -> list[Change]:
 # ------------------------------------------------------------------------------------------ columns
 
 
+def _retired(column: Column, today: dt.date) -> tuple[bool, str]:
+    """(may it go now?, the words saying why) for a column removed or renamed away."""
+    if not column.deprecated:
+        return False, ""
+    if column.sunset is None:
+        return True, ""
+    when = "after" if today >= column.sunset else "before"
+    return today >= column.sunset, f" {when} its sunset {column.sunset.isoformat()}"
+
+
+def _removal(column: Column, today: dt.date) -> Change:
+    compatible, why = _retired(column, today)
+    if compatible:
+        return Change(COMPATIBLE, COLUMN_REMOVED, column.name, f"deprecated column {column.name!r} removed{why}",
+                      old=_type_text(column.type))
+    return Change(BREAKING, COLUMN_REMOVED, column.name, f"column {column.name!r} removed{why}",
+                  old=_type_text(column.type))
+
+
+def _rename_changes(old: Column, new: Column, today: dt.date) -> list[Change]:
+    compatible, why = _retired(old, today)
+    changes = [Change(COMPATIBLE if compatible else BREAKING, COLUMN_RENAMED, new.name,
+                      f"column {old.name!r} renamed to {new.name!r}{why}", old=old.name, new=new.name)]
+    # The renamed column is otherwise compared like a kept one (type, nullability, allowed values).
+    return changes + _column_changes(dataclasses.replace(old, name=new.name), new)
+
+
 def _type_text(column_type: ColumnType | None) -> str | None:
     return column_type.describe() if column_type is not None else None
 
@@ -266,6 +311,10 @@ def _column_changes(old: Column, new: Column) -> list[Change]:
         changes.append(Change(COMPATIBLE, NULLABILITY_RELAXED, name,
                               f"column {name!r} changed from NOT NULL to nullable", old=False, new=True))
     changes += _allowed_value_changes(old, new)
+    if new.deprecated and not old.deprecated:
+        sunset = f" (sunset {new.sunset.isoformat()})" if new.sunset else ""
+        changes.append(Change(COMPATIBLE, COLUMN_DEPRECATED, name, f"column {name!r} deprecated{sunset}",
+                              old=False, new=True))
     return changes
 
 
@@ -327,7 +376,8 @@ def _value_key(value: Any, fold: bool) -> tuple[str, Any]:
 
 def _allowed(column: Column) -> tuple[list[Any], bool] | None:
     """(allowed values, case-insensitive?) from the column's whitelist checks, or None."""
-    whitelists = [c for c in column.checks if c.type == "whitelist"]
+    # The allowed_values constraint compiles to a whitelist check too (see .enforcement).
+    whitelists = [c for c in column.checks + column.constraints if c.type == "whitelist"]
     if not whitelists:
         return None
     values: list[Any] = []

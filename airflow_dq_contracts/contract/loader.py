@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -23,6 +24,7 @@ from pathlib import Path as FsPath
 from typing import Any, Callable
 
 from . import checks as registry
+from . import enforcement as enforcing
 from .references import check_reference_use, parse_references
 from .errors import ContractValidationError, ValidationIssue
 from .model import (
@@ -42,8 +44,8 @@ from .validators import DEFAULT_TOLERANCE, Validator, slug
 from .yamlsrc import Path, SourceMap, YamlSyntaxError, format_path, load_yaml
 
 TOP_KEYS = ("name", "version", "owner", "domain", "description", "consumers", "tags", "dataset",
-            "metadata", "sla", "columns", "checks", "policy", "references")
-COLUMN_KEYS = ("name", "type", "nullable", "description", "checks", "tags")
+            "metadata", "sla", "columns", "checks", "policy", "references", "enforcement")
+COLUMN_KEYS = ("name", "type", "nullable", "description", "checks", "tags") + enforcing.COLUMN_KEYS
 DATASET_KEYS = ("table", "path", "format", "options")
 SLA_KEYS = ("freshness_hours", "timestamp_column", "max_latency_minutes", "availability_target",
             "delivery_deadline_utc", "support_contact", "escalation_policy")
@@ -225,11 +227,14 @@ def _build(data: Any, smap: SourceMap, duplicates: list, policy_override: dict |
         ctx.issues.extend(override_ctx.issues)
 
     columns: list[Column] = []
+    declarations: list[tuple[enforcing.Declaration, Path]] = []
     seen_columns: dict[str, int] = {}
     for index, raw in enumerate(ctx.seq(data.get("columns"), ("columns",), "'columns'") or []):
-        col = _column(ctx, raw, ("columns", index), policy)
-        if col is None:
+        read = _column(ctx, raw, ("columns", index), policy)
+        if read is None:
             continue
+        col, declaration = read
+        declarations.append((declaration, ("columns", index)))
         if col.name in seen_columns:
             ctx.add(("columns", index, "name"), f"duplicate column name {col.name!r} "
                                                 f"(first at columns[{seen_columns[col.name]}])")
@@ -240,12 +245,21 @@ def _build(data: Any, smap: SourceMap, duplicates: list, policy_override: dict |
     table_checks = _checks(ctx, data.get("checks"), ("checks",), None, policy)
     references = parse_references(data.get("references"), lambda sub, msg: ctx.add(("references", *sub), msg),
                                   _similar)
+    # What the contract declares becomes checks too (schema, constraints, SLA: see .enforcement).
+    enforcement = enforcing.read_enforcement(ctx, data.get("enforcement"))
+    columns = [enforcing.compile_column(ctx, col, declaration, enforcement, policy, tuple(table_checks),
+                                        smap.line, where)
+               for col, (declaration, where) in zip(columns, declarations)]
+    enforcing.check_references(ctx, [(col, where) for col, (_, where) in zip(columns, declarations)])
     contract = Contract(
         name=name, version=version, owner=owner, domain=domain, description=description,
         consumers=consumers, tags=tags, dataset=dataset, metadata=metadata, sla=sla,
         columns=tuple(columns), checks=tuple(table_checks), policy=policy, source=smap.file,
         references=references,
+        enforcement=enforcement,
     )
+    contract = dataclasses.replace(contract, schema_checks=enforcing.schema_checks(contract, policy, smap.line),
+                                   implicit_checks=enforcing.sla_checks(contract, policy, smap.line))
     _cross_checks(ctx, contract)
     check_reference_use(_indexed_checks(data, table_checks), references,
                         lambda sub, msg: ctx.add(("checks", *sub), msg), _similar)
@@ -404,7 +418,7 @@ def _column_type(ctx: _Ctx, raw: Any, path: Path) -> ColumnType | None:
     return ColumnType(normalised, value_type=value_type, key_type=key_type, precision=precision, scale=scale, raw=raw)
 
 
-def _column(ctx: _Ctx, raw: Any, path: Path, policy: dict) -> Column | None:
+def _column(ctx: _Ctx, raw: Any, path: Path, policy: dict) -> tuple[Column, enforcing.Declaration] | None:
     if raw is None:
         ctx.add(path, "empty list item: a column must be a mapping with at least 'name'")
         return None
@@ -421,9 +435,14 @@ def _column(ctx: _Ctx, raw: Any, path: Path, policy: dict) -> Column | None:
         ctx.add(path + ("nullable",), f"'nullable' must be true or false, got {nullable!r}")
         nullable = True
     description = ctx.string(data, "description", path)
-    ctx.str_list(data.get("tags"), path + ("tags",), "'tags'")
+    tags = ctx.str_list(data.get("tags"), path + ("tags",), "'tags'")
     checks = _checks(ctx, data.get("checks"), path + ("checks",), name, policy)
-    return Column(name=name, type=col_type, nullable=nullable, description=description, checks=tuple(checks))
+    declaration = enforcing.read_column(ctx, data, path, col_type)
+    if declaration.values.get("primary_key"):
+        nullable = False  # a primary key is not null + unique
+    return Column(name=name, type=col_type, nullable=nullable, description=description, checks=tuple(checks),
+                  tags=tags, deprecated=declaration.deprecated, deprecated_by=declaration.deprecated_by,
+                  sunset=declaration.sunset, renamed_from=declaration.renamed_from), declaration
 
 
 def _checks(ctx: _Ctx, raw: Any, path: Path, column: str | None, policy: dict) -> list[Check]:

@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from typing import Any, Iterator
 
 from .validators import Validator
@@ -103,13 +104,25 @@ class Check:
 
 @dataclasses.dataclass(frozen=True)
 class Column:
-    """A schema column with its checks."""
+    """A schema column with its checks.
+
+    ``constraints`` are the checks compiled from the column's own declaration (``nullable: false``,
+    ``unique``, ``allowed_values``… — see :mod:`.enforcement`), after suppression of those an
+    explicit check already asserts. ``deprecated``/``deprecated_by``/``sunset`` and
+    ``renamed_from`` are read by schema conformance and by :mod:`.diff`.
+    """
 
     name: str
     type: ColumnType | None
     nullable: bool = True
     description: str | None = None
     checks: tuple[Check, ...] = ()
+    tags: tuple[str, ...] = ()
+    constraints: tuple[Check, ...] = ()
+    deprecated: bool = False
+    deprecated_by: str | None = None
+    sunset: dt.date | None = None
+    renamed_from: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,7 +163,14 @@ class Reference:
 
 @dataclasses.dataclass(frozen=True)
 class SLA:
-    """Service levels (``004_*.txt``). Only ``freshness_hours`` is evaluated (with a timestamp column)."""
+    """Service levels (``004_*.txt``).
+
+    ``freshness_hours`` with ``timestamp_column`` is evaluated on every run as the freshness check
+    ``_table_/sla_freshness`` (unless an explicit freshness check on that column exists, or
+    ``enforcement.sla: off``); without a timestamp column it is a promise only. The other fields
+    are promises that no run can measure (latency, availability, deadline) and are only compared
+    by ``dq-contracts diff``.
+    """
 
     freshness_hours: float | None = None
     timestamp_column: str | None = None
@@ -159,6 +179,25 @@ class SLA:
     delivery_deadline_utc: str | None = None
     support_contact: str | None = None
     escalation_policy: str | None = None
+
+
+SCHEMA_MODES = ("contains", "exact", "off")
+
+
+@dataclasses.dataclass(frozen=True)
+class Enforcement:
+    """What a run verifies beyond the written checks (contract key ``enforcement``).
+
+    >>> Enforcement().schema_mode, Enforcement().schema_severity, Enforcement().constraints_severity
+    ('contains', 'P0', 'P1')
+    """
+
+    schema_mode: str = "contains"  # contains | exact | off
+    schema_severity: str = "P0"
+    constraints: bool = True
+    constraints_severity: str = "P1"
+    sla: bool = True
+    sla_severity: str = "P1"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,6 +219,11 @@ class Contract:
     policy: dict[str, dict[str, str]]
     source: str = "<dict>"
     references: dict[str, Reference] = dataclasses.field(default_factory=dict)
+    enforcement: Enforcement = Enforcement()
+    #: ``<column>/schema`` and ``_table_/schema`` checks (schema conformance), planned first
+    schema_checks: tuple[Check, ...] = ()
+    #: table-level checks compiled from the contract (``_table_/sla_freshness``)
+    implicit_checks: tuple[Check, ...] = ()
 
     def column(self, name: str) -> Column | None:
         for col in self.columns:
@@ -188,14 +232,37 @@ class Contract:
         return None
 
     def all_checks(self) -> Iterator[Check]:
-        """Table-level checks first, then each column's checks, in document order."""
+        """The checks written in the document: table-level first, then each column's, in document order."""
         yield from self.checks
         for col in self.columns:
             yield from col.checks
 
+    def evaluated_checks(self) -> Iterator[Check]:
+        """Every check a run evaluates: schema conformance first, then the table-level checks
+        (written, then from the SLA), then each column's written checks and its constraints.
+
+        >>> from airflow_dq_contracts.contract import load_contract
+        >>> c = load_contract({"name": "t", "columns": [{"name": "id", "nullable": False}]})
+        >>> [ch.check_id for ch in c.evaluated_checks()], list(c.all_checks())
+        (['id/schema', 'id/not_null'], [])
+        """
+        yield from self.schema_checks
+        yield from self.checks
+        yield from self.implicit_checks
+        for col in self.columns:
+            yield from col.checks
+            yield from col.constraints
+
     def find_check(self, name: str, column: str | None = None) -> Check:
-        """The check called ``name`` (optionally in ``column``); KeyError naming the choices."""
+        """The check called ``name`` (optionally in ``column``); KeyError naming the choices.
+
+        Written checks first; an implicit one (``sla_freshness``, ``not_null``…) when no written
+        check has that name.
+        """
         matches = [c for c in self.all_checks() if c.name == name and (column is None or c.column == column)]
+        if not matches:
+            matches = [c for c in self.evaluated_checks()
+                       if c.name == name and (column is None or c.column == column)]
         if len(matches) == 1:
             return matches[0]
         if not matches:

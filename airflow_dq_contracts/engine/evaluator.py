@@ -279,7 +279,7 @@ class Evaluator:
         self.conditions: dict[str | None, Column | None] = {None: None}
         filter_errors: dict[str, str] = {}
         planned: list[_Planned] = []
-        for check in self.contract.all_checks():
+        for check in self.contract.evaluated_checks():
             if not check.enabled:
                 continue  # disabled: kept in the contract, never evaluated, no result row
             item = _Planned(check, metric_for(check), check.filter or None)
@@ -520,7 +520,9 @@ class Evaluator:
             if not math.isfinite(metric):
                 message_parts.append(f"metric is {describe_number(metric)} (recorded as null)")
             if not passed:
-                if validator.kind == "all_conform":
+                if measurement.reason:
+                    message_parts.append(measurement.reason)
+                elif validator.kind == "all_conform":
                     message_parts.append(f"{measurement.failed_rows} non-null value(s) do not conform")
                 else:
                     message_parts.append(
@@ -605,7 +607,7 @@ def tagging_checks(contract: Contract, result: ContractResult) -> list[Check]:
             print("nothing to set aside")
     """
     failed = {r.check_id for r in result.checks if r.status == STATUS_FAILED}
-    return [check for check in contract.all_checks() if check.check_id in failed and check.row_level]
+    return [check for check in contract.evaluated_checks() if check.check_id in failed and check.row_level]
 
 
 def annotate(contract: Contract, df: DataFrame, result: ContractResult,

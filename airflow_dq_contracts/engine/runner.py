@@ -481,7 +481,7 @@ def run_from_cli(args: argparse.Namespace) -> int:
         _conf_pairs(getattr(args, "conf", None))
         reference_overrides(contract, getattr(args, "reference", None))
         say(f"contract {contract.name} {contract.version or ''}".rstrip()
-            + f": {sum(1 for _ in contract.all_checks())} checks")
+            + f": {sum(1 for _ in contract.evaluated_checks())} checks")
         spark, started = _start_spark(args, contract, say)
         result = run_contract(
             spark, contract, input_path=args.input, input_format=args.input_format, table=args.table,

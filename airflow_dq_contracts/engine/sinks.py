@@ -29,7 +29,10 @@ Layouts:
   ``_dq_quarantined_at`` (DESIGN §6). Appends across runs. Created by the first write,
   unpartitioned unless ``partition_by`` is given.
 * **valid** — the input's columns plus ``_dq_run_id``: without the run id a retried run could
-  not find (and replace) the rows its previous attempt published, and would duplicate them.
+  not find (and replace) the rows its previous attempt published, and would duplicate them; then
+  ``_dq_flags`` (the same struct array as ``_dq_violations``): the flag-action checks the kept row
+  broke ("load the row but mark it"), empty when none. A valid table written before this column
+  existed gains it by schema evolution; its older rows read NULL.
 
 Schema evolution (quarantine, valid): a later run may bring an input column the table does not
 have yet; it is added to the table (Delta ``mergeSchema``, in the same commit) at the end of the
@@ -72,6 +75,7 @@ from airflow_dq_contracts.results import (
     QUARANTINE_AT,
     QUARANTINE_RUN_ID,
     QUARANTINE_VIOLATIONS,
+    VALID_FLAGS,
     EVOLVED_RESULT_COLUMNS,
     RESULT_COLUMNS,
     TIME_RESULT_COLUMNS,
@@ -631,20 +635,26 @@ def read_results(spark: SparkSession, target: str, run_id: str | None = None) ->
 # Quarantine and valid rows
 
 
-def _violations_field(df: DataFrame, where: str) -> T.StructType:
-    if QUARANTINE_VIOLATIONS not in df.columns:
-        raise SinkError(f"{where}: the DataFrame has no {QUARANTINE_VIOLATIONS} column")
-    data_type = df.schema[QUARANTINE_VIOLATIONS].dataType
+def _violations_field(df: DataFrame, where: str, name: str = QUARANTINE_VIOLATIONS) -> T.StructType:
+    if name not in df.columns:
+        raise SinkError(f"{where}: the DataFrame has no {name} column")
+    data_type = df.schema[name].dataType
     if not isinstance(data_type, T.ArrayType) or not isinstance(data_type.elementType, T.StructType):
         raise SinkError(
-            f"{where}: {QUARANTINE_VIOLATIONS} must be array<struct<{', '.join(VIOLATION_FIELDS)}>>, "
+            f"{where}: {name} must be array<struct<{', '.join(VIOLATION_FIELDS)}>>, "
             f"got {data_type.simpleString()}",
         )
     element = data_type.elementType
     missing = [f for f in VIOLATION_FIELDS if f not in element.names]
     if missing:
-        raise SinkError(f"{where}: {QUARANTINE_VIOLATIONS} elements lack field(s) {', '.join(missing)}")
+        raise SinkError(f"{where}: {name} elements lack field(s) {', '.join(missing)}")
     return element
+
+
+def _normalised_violations(name: str) -> Column:
+    """``name`` (an array of violation structs) as the fixed struct of five strings."""
+    return F.transform(
+        F.col(name), lambda v: F.struct(*[v[field].cast("string").alias(field) for field in VIOLATION_FIELDS]))
 
 
 def _quarantining(violations: Column) -> Column:
@@ -660,8 +670,8 @@ def split_annotated(df: DataFrame) -> tuple[DataFrame, DataFrame]:
     ``df`` holds the input columns plus ``_dq_violations`` (an empty array or NULL means no
     violation). A row is quarantined when at least one of its violations has action
     ``quarantine`` or ``gate``; every other row — including rows with only ``flag``
-    violations — is valid. ``valid`` has the input columns; ``quarantined`` keeps
-    ``_dq_violations`` too, listing *all* the row's violations. Each input row lands on exactly
+    violations — is valid. ``valid`` has the input columns and ``_dq_flags`` (its flag
+    violations); ``quarantined`` keeps ``_dq_violations``, listing *all* the row's violations. Each input row lands on exactly
     one side (the two filters are complements), provided ``df`` yields the same rows each time
     it is computed — pin the source version or ``persist()`` a non-deterministic input.
 
@@ -673,7 +683,8 @@ def split_annotated(df: DataFrame) -> tuple[DataFrame, DataFrame]:
     _violations_field(df, "split_annotated")
     flag = _quarantining(F.col(QUARANTINE_VIOLATIONS))
     quarantined = df.where(flag)
-    valid = df.where(~flag).drop(QUARANTINE_VIOLATIONS)
+    # A kept row has no quarantining violation left: what remains are its flags.
+    valid = df.where(~flag).withColumnRenamed(QUARANTINE_VIOLATIONS, VALID_FLAGS)
     return valid, quarantined
 
 
@@ -852,10 +863,7 @@ def write_quarantine(
     _reject_reserved(quarantined_df, resolved, (QUARANTINE_RUN_ID, QUARANTINE_AT))
     stamp = parse_time(quarantined_at) if quarantined_at is not None else utcnow()
     micros = (stamp - _EPOCH) // dt.timedelta(microseconds=1)
-    violations = F.transform(
-        F.col(QUARANTINE_VIOLATIONS),
-        lambda v: F.struct(*[v[name].cast("string").alias(name) for name in VIOLATION_FIELDS]),
-    )
+    violations = _normalised_violations(QUARANTINE_VIOLATIONS)
     input_columns = [F.col(_quote(c)) for c in quarantined_df.columns if c != QUARANTINE_VIOLATIONS]
     out = quarantined_df.select(
         *input_columns,
@@ -879,9 +887,10 @@ def write_valid(
 
     The table carries the input's columns plus ``_dq_run_id``: that column is what lets a
     retried run replace the rows its earlier attempt published instead of adding them twice
-    (the same one-commit ``replaceWhere`` as the other sinks). A ``_dq_violations`` column, if
-    present (flag-only rows), is dropped: the valid table is the publishable data.
-    ``partition_by`` applies when the table is created.
+    (the same one-commit ``replaceWhere`` as the other sinks), then ``_dq_flags``: the flags of
+    the valid side of :func:`split_annotated` (a ``_dq_violations`` column of flag-only rows is
+    read as the flags; a DataFrame with neither gets NULL flags). ``partition_by`` applies when
+    the table is created.
 
     Example::
 
@@ -893,7 +902,14 @@ def write_valid(
     _check_run_id(run_id, str(resolved))
     _check_attempts(max_attempts)
     if QUARANTINE_VIOLATIONS in valid_df.columns:
-        valid_df = valid_df.drop(QUARANTINE_VIOLATIONS)
+        valid_df = valid_df.drop(VALID_FLAGS).withColumnRenamed(QUARANTINE_VIOLATIONS, VALID_FLAGS)
+    if VALID_FLAGS in valid_df.columns:
+        _violations_field(valid_df, str(resolved), VALID_FLAGS)
+        flags = _normalised_violations(VALID_FLAGS)
+    else:
+        flags = F.lit(None).cast(T.ArrayType(T.StructType(
+            [T.StructField(field, T.StringType(), True) for field in VIOLATION_FIELDS]), True))
     _reject_reserved(valid_df, resolved, (QUARANTINE_RUN_ID,))
-    out = valid_df.select(*[F.col(_quote(c)) for c in valid_df.columns], F.lit(run_id).alias(QUARANTINE_RUN_ID))
+    out = valid_df.select(*[F.col(_quote(c)) for c in valid_df.columns if c != VALID_FLAGS],
+                          F.lit(run_id).alias(QUARANTINE_RUN_ID), flags.alias(VALID_FLAGS))
     return _write_run_rows(spark, out, resolved, run_id=run_id, max_attempts=max_attempts, partition_by=partition_by)

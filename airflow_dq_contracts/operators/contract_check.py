@@ -210,7 +210,7 @@ def collect_summary(
             f"the results table {results_table} holds no rows for run {run_id}: the job reported success "
             "but its results are not there (wrong table, or another process removed them)"
         )
-    order = {check.check_id: index for index, check in enumerate(contract.all_checks())}
+    order = {check.check_id: index for index, check in enumerate(contract.evaluated_checks())}
     records.sort(key=lambda r: (order.get(r.check_id, len(order)), r.check_id))
     if reported is not None and int(reported.get("checks", len(records))) != len(records):
         raise AirflowException(
@@ -246,7 +246,7 @@ def _row_count(contract: Contract, records: list[CheckResult], reported: dict[st
     if reported and reported.get("row_count") is not None:
         return int(reported["row_count"])
     # A check with its own filter counts only its rows; the run's count is an unfiltered check's.
-    unfiltered = {c.check_id for c in contract.all_checks() if not c.filter}
+    unfiltered = {c.check_id for c in contract.evaluated_checks() if not c.filter}
     counts = [r.row_count for r in records if r.check_id in unfiltered]
     return counts[0] if counts else max(r.row_count for r in records)
 
@@ -550,7 +550,7 @@ class ContractCheckOperator(BaseOperator):
             references=[f"{name}={location}" for name, location in sorted(self.references.items())],
         )
         self.log.info("Contract %s %s (%d checks) on %s%s → run %s", contract.name, contract.version or "",
-                      sum(1 for _ in contract.all_checks()), dataset,
+                      sum(1 for _ in contract.evaluated_checks()), dataset,
                       f" where {filter_sql}" if filter_sql else "", run_id)
         self._hook = self.make_hook(args, files, warehouse)
         try:

@@ -53,8 +53,8 @@ def operator_lineage(contract: Contract, summary: Mapping[str, Any], *, input_lo
                       actual=None if rec.get("metric_value") is None else repr(float(rec["metric_value"])))
         for rec, item in zip(checks, lineage.assertions(checks))
     ]
-    params = {c.check_id: c.params for c in contract.all_checks()}
-    scoped = {c.check_id for c in contract.all_checks() if c.filter}
+    params = {c.check_id: c.params for c in contract.evaluated_checks()}
+    scoped = {c.check_id for c in contract.evaluated_checks() if c.filter}
     metrics = {
         column: dqm.ColumnMetrics(nullCount=s.nullCount, distinctCount=s.distinctCount, sum=s.sum, count=s.count,
                                   min=s.min, max=s.max, quantiles=dict(s.quantiles))
