@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterator
 
+from .baseline import Baseline
 from .validators import Validator
 
 ACTIONS = ("gate", "quarantine", "flag")
@@ -80,6 +81,8 @@ class Check:
     explicit_action: bool = False
     path: str = ""
     line: int | None = None
+    #: bounds learned from history instead of a static validator (``baseline:``, ``drift``)
+    baseline: Baseline | None = None
 
     @property
     def level(self) -> str:
