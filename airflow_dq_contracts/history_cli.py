@@ -64,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             contract = load_contract(args.contract)
         except ContractValidationError as err:
-            for issue in err.issues:
-                print(str(issue), file=sys.stderr)
+            print(str(err), file=sys.stderr)
             return EXIT_INVALID
         name = contract.name
         baselines = {c.check_id: c.baseline for c in contract.all_checks() if c.baseline is not None}

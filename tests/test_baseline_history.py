@@ -79,11 +79,23 @@ def band(values, low=0.5, high=2.5):
     return low * mean, high * mean
 
 
-def test_volume_band_learns_excludes_gated_days_retries_and_backfills(spark, tmp_path):
+VOLUMES = {1: 100, 2: 90, 3: 110, 4: 100, 5: 40, 6: 400, 7: 120}
+
+
+@pytest.fixture(scope="module")
+def volume_days(spark, tmp_path_factory):
+    """Days 1–7 of the volume scenario (in-process), plus a retry of day 7 with another run id."""
+    folder = tmp_path_factory.mktemp("volume")
     contract = load_contract(VOLUME_CONTRACT)
-    results = str(tmp_path / "dq_results")
-    volumes = {1: 100, 2: 90, 3: 110, 4: 100, 5: 40, 6: 400, 7: 120}
-    outcome = {n: run_day(spark, contract, [1.0] * v, n, results) for n, v in volumes.items()}
+    results = str(folder / "dq_results")
+    outcome = {n: run_day(spark, contract, [1.0] * v, n, results) for n, v in VOLUMES.items()}
+    retry = run_day(spark, contract, [1.0] * 120, 7, results, run_id="baseline_orders-day-7-retry")
+    return folder, contract, results, outcome, retry
+
+
+def test_volume_band_learns_excludes_gated_days_and_retries(volume_days):
+    _, _, _, outcome, retry = volume_days
+    volumes = VOLUMES
 
     # Learning period: passed, metric recorded, no bounds, "learning: N of 3 runs".
     for n in (1, 2, 3):
@@ -109,9 +121,12 @@ def test_volume_band_learns_excludes_gated_days_retries_and_backfills(spark, tmp
     assert record.status == "passed" and (record.expected_min, record.expected_max) == days_1_to_4
 
     # A retry of day 7 (another run id) does not count day 7's first run as its history.
-    retry = run_day(spark, contract, [1.0] * 120, 7, results, run_id="baseline_orders-day-7-retry")
     assert (check(retry, VOLUME_ID).expected_min, check(retry, VOLUME_ID).expected_max) == days_1_to_4
 
+
+def test_volume_day_through_the_cli_then_backfill_and_history_report(spark, volume_days):
+    tmp_path, contract, results, _, _ = volume_days
+    days_1_to_4 = band([100, 90, 110, 100])
     # Day 8 through the real CLI: history = days 1–4 and 7 (the retry speaks for day 7).
     contract_file = tmp_path / "orders.yaml"
     contract_file.write_text(VOLUME_CONTRACT)
@@ -122,7 +137,7 @@ def test_volume_band_learns_excludes_gated_days_retries_and_backfills(spark, tmp
         [sys.executable, "-m", "airflow_dq_contracts.cli", "run", str(contract_file), "--input", data,
          "--input-format", "parquet", "--reference-time", format_time(day(8)), "--run-id", "cli-day-8",
          "--results-table", results, "--json-out", str(summary_file), "--master", "local[1]"],
-        capture_output=True, text=True, timeout=600)
+        capture_output=True, text=True, timeout=840)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(summary_file.read_text())
     cli_record = next(c for c in summary["checks"] if c["check_id"] == VOLUME_ID)
