@@ -210,3 +210,15 @@ def test_check_histories_counts_by_hand():
     short = {(h.check_id, h.dataset): h for h in check_histories(rows, days=4)}
     assert (short[("_table_/volume", "orders")].runs, short[("_table_/volume", "orders")].failures) == (5, 0)
     assert short[("_table_/volume", "orders")].never_fired_days == 4
+
+
+def test_history_modules_load_neither_spark_nor_airflow():
+    """``dq-contracts history`` reads the table with delta-rs: no JVM, no Airflow."""
+    import subprocess
+    import sys
+
+    code = ("import sys, airflow_dq_contracts.history, airflow_dq_contracts.history_cli, "
+            "airflow_dq_contracts.contract.baseline; print('\\n'.join(sys.modules))")
+    modules = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 check=True).stdout.split())
+    assert not {m.split(".")[0] for m in modules} & {"pyspark", "airflow"}
