@@ -60,10 +60,10 @@ def frame(spark, amounts):
     return spark.createDataFrame([(i, float(a)) for i, a in enumerate(amounts)], "id long, amount double")
 
 
-def run_day(spark, contract, amounts, n, results, run_id=None, write=True, history=None):
+def run_day(spark, contract, amounts, n, results, run_id=None, write=True, history=None, dataset="orders"):
     """One simulated day: evaluate with the table as history, then append the day's results."""
     run_id = run_id or f"{contract.name}-day-{n}"
-    result = evaluate(contract, frame(spark, amounts), day(n), run_id=run_id, dataset="orders",
+    result = evaluate(contract, frame(spark, amounts), day(n), run_id=run_id, dataset=dataset,
                       history=results if history is None else history)
     if write:
         sinks.write_results(spark, result.checks, results, run_id=run_id)
@@ -88,8 +88,10 @@ def volume_days(spark, tmp_path_factory):
     folder = tmp_path_factory.mktemp("volume")
     contract = load_contract(VOLUME_CONTRACT)
     results = str(folder / "dq_results")
-    outcome = {n: run_day(spark, contract, [1.0] * v, n, results) for n, v in VOLUMES.items()}
-    retry = run_day(spark, contract, [1.0] * 120, 7, results, run_id="baseline_orders-day-7-retry")
+    # History is per dataset: the CLI day names its dataset by its --input path, so these do too.
+    data = str(folder / "orders")
+    outcome = {n: run_day(spark, contract, [1.0] * v, n, results, dataset=data) for n, v in VOLUMES.items()}
+    retry = run_day(spark, contract, [1.0] * 120, 7, results, run_id="baseline_orders-day-7-retry", dataset=data)
     return folder, contract, results, outcome, retry
 
 
@@ -130,7 +132,7 @@ def test_volume_day_through_the_cli_then_backfill_and_history_report(spark, volu
     # Day 8 through the real CLI: history = days 1–4 and 7 (the retry speaks for day 7).
     contract_file = tmp_path / "orders.yaml"
     contract_file.write_text(VOLUME_CONTRACT)
-    data = str(tmp_path / "day8")
+    data = str(tmp_path / "orders")
     frame(spark, [1.0] * 100).write.parquet(data)
     summary_file = tmp_path / "day8.json"
     proc = subprocess.run(
@@ -144,10 +146,10 @@ def test_volume_day_through_the_cli_then_backfill_and_history_report(spark, volu
     expected = band([100, 90, 110, 100, 120])
     assert cli_record["status"] == "passed"
     assert (cli_record["expected_min"], cli_record["expected_max"]) == pytest.approx(expected, abs=1e-9)
-    assert "N 5" in cli_record["message"]
+    assert "N 5" in cli_record["message"], cli_record["message"]
 
     # Backfill: day 5 re-run after day 8 uses only the days before 5 (not 7 or 8).
-    backfill = run_day(spark, contract, [1.0] * 40, 5, results, run_id="backfill-5", write=False)
+    backfill = run_day(spark, contract, [1.0] * 40, 5, results, run_id="backfill-5", write=False, dataset=data)
     record = check(backfill, VOLUME_ID)
     assert record.status == "failed" and (record.expected_min, record.expected_max) == days_1_to_4
 

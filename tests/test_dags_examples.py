@@ -152,6 +152,8 @@ def assert_xcom_equals_results_table(summary: dict[str, Any], warehouse: Path) -
     assert rows, "no results rows for the run"
     for row in rows:
         row["evaluated_at"] = _iso(row["evaluated_at"])
+        if row.get("reference_time") is not None:  # second-wave column: ISO text in XCom too
+            row["reference_time"] = _iso(row["reference_time"])
     by_id = {row["check_id"]: row for row in rows}
     assert len(by_id) == len(rows), "a check has two rows: a retry added a copy"
     assert sorted(c["check_id"] for c in summary["checks"]) == sorted(by_id)
