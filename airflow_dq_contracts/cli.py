@@ -108,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     from airflow_dq_contracts import history_cli
 
     history_cli.add_parser(sub)
+
+    from airflow_dq_contracts.interop.cli import register as register_interop
+
+    register_interop(sub)  # import datahub|dataplex, export datahub
     return parser
 
 

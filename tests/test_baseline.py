@@ -222,3 +222,17 @@ def test_history_modules_load_neither_spark_nor_airflow():
     modules = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                  check=True).stdout.split())
     assert not {m.split(".")[0] for m in modules} & {"pyspark", "airflow"}
+
+
+def test_datahub_export_refuses_learned_bounds_with_their_location():
+    from airflow_dq_contracts.interop.datahub_export import export_datahub_report
+
+    contract = load_contract("""name: t
+dataset: {table: s.t}
+checks:
+  - {name: fixed, type: num_rows, min: 1}
+  - {name: learned, type: num_rows, baseline: {band: [0.5, 2.5]}}
+""", filename="t.yaml")
+    text, refused = export_datahub_report(contract)
+    assert [(r.path, r.line) for r in refused] == [("checks[1]", 5)]
+    assert "baseline" in refused[0].message and "fixed" in text

@@ -271,6 +271,8 @@ class Evaluator:
         filter_errors: dict[str, str] = {}
         planned: list[_Planned] = []
         for check in self.contract.all_checks():
+            if not check.enabled:
+                continue  # disabled: kept in the contract, never evaluated, no result row
             item = _Planned(check, metric_for(check), check.filter or None)
             key = item.scope_key
             if key is not None and key not in self.conditions and key not in filter_errors:
@@ -410,7 +412,7 @@ class Evaluator:
         contract, up to and including this reference time (the rules of which rows count are in
         :func:`~airflow_dq_contracts.contract.baseline.select_points`).
         """
-        checks = [c for c in self.contract.all_checks() if c.baseline is not None]
+        checks = [c for c in self.contract.all_checks() if c.baseline is not None and c.enabled]
         if not checks:
             return {}
         began = time.perf_counter()
