@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     from airflow_dq_contracts.report.cli import add_parser as add_report_parser
 
     add_report_parser(sub)
+    from airflow_dq_contracts import history_cli
+
+    history_cli.add_parser(sub)
 
     from airflow_dq_contracts.interop.cli import register as register_interop
 

@@ -8,6 +8,12 @@ is pushed to XCom before the failure, so the grid, a callback or a later task ca
 failed. (A downstream task with ``trigger_rule="all_done"`` would become the run's only leaf and
 turn a gated run green — keep the check a leaf, or put such a reporter in a teardown.)
 
+The contract's "Daily volume follows its seasonal band" check has a ``baseline:``: each run reads
+the earlier days' results from the same results table and accepts 0.5–2.5 × the trailing 28-day mean
+of the day's row count (days that gated do not count; the first 7 days only learn). Because
+history is keyed by reference time (``data_interval_end``), a backfill of an old day compares it
+with the days before *it*.
+
 Retries are safe: the run id is derived from dag / run / task, so a retry replaces the attempt's
 results and quarantined rows instead of adding a second copy.
 

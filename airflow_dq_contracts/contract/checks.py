@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any, Callable
 
+from .baseline import DEFAULT_LOOKBACK_DAYS, DEFAULT_MAX_SIGMA, DEFAULT_MIN_HISTORY, check_drift_metrics
 from .validators import Validator
 
 Number = (int, float)
@@ -218,6 +219,18 @@ _register(
               summary="maximum length (characters or elements)"),
     CheckType("avg_length", "column", params=(RETURN_OPTIONAL, *LENGTH_BOUNDS), extra=_check_length_params,
               summary="average length (characters or elements)"),
+    # Column level: learned from history (contract/baseline.py); one result per metric
+    CheckType(
+        "drift", "column",
+        params=(
+            Param("metrics", "value_list"),
+            Param("max_sigma", "number", default=DEFAULT_MAX_SIGMA, minimum=0.0, exclusive_minimum=True),
+            Param("lookback_days", "int", default=DEFAULT_LOOKBACK_DAYS, minimum=1),
+            Param("min_history", "int", default=DEFAULT_MIN_HISTORY, minimum=1),
+        ),
+        validators=False, implicit="drift", extra=check_drift_metrics,
+        summary="mean, p50, p95, p99, cardinality within k σ of their trailing history",
+    ),
 )
 
 
@@ -341,6 +354,8 @@ def has_row_reading(check: Any) -> bool:
     Table-level checks never tag rows (DESIGN §6). ``min``/``max`` and the length checks tag rows
     only when their validator gives a bound a single value can cross.
     """
+    if check.baseline is not None:
+        return False  # a learned bound is a property of the whole run, not of one row
     if check.column is None:
         # The third family's row-level types: an orphan row, a row breaking its condition.
         return check.type in ("referential", "row_condition")

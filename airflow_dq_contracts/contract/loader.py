@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from . import checks as registry
 from . import enforcement as enforcing
+from .baseline import expand_drift, parse_baseline
 from .references import check_reference_use, parse_references
 from .errors import ContractValidationError, ValidationIssue
 from .model import (
@@ -464,7 +465,7 @@ def _checks(ctx: _Ctx, raw: Any, path: Path, column: str | None, policy: dict) -
                                             f"{check.check_id!r} as {format_path(path + (ids[check.check_id],))}")
         names.setdefault(check.name, index)
         ids.setdefault(check.check_id, index)
-        out.append(check)
+        out.extend(expand_drift(check) if check.type == "drift" else [check])
     return out
 
 
@@ -487,7 +488,8 @@ def _validator(ctx: _Ctx, data: dict, path: Path, ctype: registry.CheckType,
             tolerance = value
     if not ctype.validators and present:
         uses = {"max_age_hours": "it is validated by 'max_age_hours'", "max_gap_count":
-                "it is validated by 'max_gap_count'"}.get(ctype.implicit or "", "it passes when its condition is true")
+                "it is validated by 'max_gap_count'", "drift": "it is validated by 'max_sigma'"}.get(
+                    ctype.implicit or "", "it passes when its condition is true")
         ctx.add(path + (present[0],), f"'{ctype.name}' takes no validator ({', '.join(present)}); {uses}")
         return None
     if len(present) > 1:
@@ -537,6 +539,9 @@ def _param_value(ctx: _Ctx, param: registry.Param, value: Any, path: Path) -> An
             return None
         if param.minimum is not None and value < param.minimum:
             ctx.add(path, f"'{param.name}' must be ≥ {param.minimum:g}, got {value!r}")
+            return None
+        if param.exclusive_minimum and param.minimum is not None and value <= param.minimum:
+            ctx.add(path, f"'{param.name}' must be > {param.minimum:g}, got {value!r}")
             return None
         if param.maximum is not None and value > param.maximum:
             bound = f"in [{param.minimum:g}, {param.maximum:g}]" if param.minimum is not None else f"≤ {param.maximum:g}"
@@ -616,7 +621,7 @@ def _check(ctx: _Ctx, raw: Any, path: Path, column: str | None, policy: dict) ->
         return None
     allowed_keys = registry.COMMON_KEYS + tuple(p.name for p in ctype.params)
     if ctype.validators:
-        allowed_keys += registry.VALIDATOR_KEYS
+        allowed_keys += registry.VALIDATOR_KEYS + ("baseline",)
     # Validators on freshness/completeness get their own message in _validator.
     ctx.keys({k: v for k, v in data.items() if k not in registry.VALIDATOR_KEYS or ctype.validators},
              allowed_keys, path, f"a '{type_name}' check")
@@ -638,6 +643,17 @@ def _check(ctx: _Ctx, raw: Any, path: Path, column: str | None, policy: dict) ->
         ctype.extra(params, lambda sub, message: ctx.add(path + tuple(sub), message))
 
     validator = _validator(ctx, data, path, ctype, params) if not invalid or ctype.validators else None
+    baseline = None
+    if "baseline" in data and ctype.validators:
+        baseline = parse_baseline(data["baseline"], lambda sub, message: ctx.add(path + ("baseline",) + tuple(sub),
+                                                                                 message))
+        static = [k for k in registry.VALIDATOR_KEYS if k in data]
+        if static:
+            ctx.add(path + (static[0],), f"a check with 'baseline' learns its bounds from history; "
+                                         f"remove the static validator '{static[0]}'")
+            return None
+        if baseline is None:
+            return None
 
     severity = data.get("severity", DEFAULT_SEVERITY)
     if not isinstance(severity, str) or severity not in SEVERITIES:
@@ -657,7 +673,7 @@ def _check(ctx: _Ctx, raw: Any, path: Path, column: str | None, policy: dict) ->
     draft = Check(name=name, type=type_name, column=column, severity=severity, action="flag",
                   validator=validator, params=params, check_id=check_id, tags=tags,
                   filter=check_filter, description=description, enabled=enabled, path=format_path(path),
-                  line=ctx.smap.line(path))
+                  line=ctx.smap.line(path), baseline=baseline)
     explicit = data.get("action")
     if explicit is not None:
         if explicit not in ACTIONS:

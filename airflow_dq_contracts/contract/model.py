@@ -13,6 +13,7 @@ import dataclasses
 import datetime as dt
 from typing import Any, Iterator
 
+from .baseline import Baseline
 from .validators import Validator
 
 ACTIONS = ("gate", "quarantine", "flag")
@@ -84,6 +85,8 @@ class Check:
     enabled: bool = True
     path: str = ""
     line: int | None = None
+    #: bounds learned from history instead of a static validator (``baseline:``, ``drift``)
+    baseline: Baseline | None = None
 
     @property
     def level(self) -> str:

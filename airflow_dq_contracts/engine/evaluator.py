@@ -42,8 +42,9 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from airflow_dq_contracts.contract.baseline import BaselineOutcome, gated_runs, judge, select_points
 from airflow_dq_contracts.contract.model import Check, Contract
-from airflow_dq_contracts.contract.validators import describe_failure
+from airflow_dq_contracts.contract.validators import Validator, describe_failure
 from airflow_dq_contracts.results import (
     QUARANTINE_VIOLATIONS,
     STATUS_ERROR,
@@ -58,6 +59,7 @@ from airflow_dq_contracts.results import (
     utcnow,
 )
 
+from .history import HistorySource, load_history
 from .metrics import (
     GroupKey,
     GroupScope,
@@ -229,6 +231,7 @@ class Evaluator:
         airflow_run_id: str | None = None,
         progress: Progress | None = None,
         started_at: dt.datetime | None = None,
+        history: HistorySource = None,
         references: dict[str, Any] | None = None,
     ):
         self.contract = contract
@@ -245,6 +248,7 @@ class Evaluator:
         if filter and apply_filter:
             self.df = df.where(filter_condition(df, filter))
         self.dag_id, self.task_id, self.airflow_run_id = dag_id, task_id, airflow_run_id
+        self.history = history
         self.progress = progress or _progress_default
         self.stats: list[PhaseStat] = []
         self.row_counts: dict[str | None, int] = {}
@@ -414,6 +418,38 @@ class Evaluator:
             self.stats.append(PhaseStat(f"group{number}", seconds, group, detail))
             self.progress(f"grouped pass {detail} in {seconds:.2f} s")
 
+    def _learn(self) -> dict[str, BaselineOutcome | str]:
+        """Per baseline check, its bounds for this run (or why the history could not be read).
+
+        The history is read once for all baseline checks: the widest lookback window of the
+        contract, up to and including this reference time (the rules of which rows count are in
+        :func:`~airflow_dq_contracts.contract.baseline.select_points`).
+        """
+        checks = [c for c in self.contract.all_checks() if c.baseline is not None and c.enabled]
+        if not checks:
+            return {}
+        began = time.perf_counter()
+        lookback = max(c.baseline.lookback_days for c in checks if c.baseline is not None)
+        since = self.reference_time - dt.timedelta(days=lookback)
+        try:
+            rows = load_history(self.spark, self.history, self.contract.name, since, self.reference_time)
+        except Exception as exc:  # noqa: BLE001 - unreadable history fails the baseline checks closed
+            reason = f"cannot read the history for the baseline: {first_line(exc)}"
+            return {c.check_id: reason for c in checks}
+        gated = gated_runs(rows)
+        outcomes: dict[str, BaselineOutcome | str] = {}
+        for check in checks:
+            assert check.baseline is not None
+            points = select_points(rows, check_id=check.check_id, dataset=self.dataset,
+                                   reference_time=self.reference_time, baseline=check.baseline,
+                                   gated=gated, exclude_run_id=self.run_id)
+            outcomes[check.check_id] = judge(check.baseline, points, check.validator.tolerance)
+        seconds = time.perf_counter() - began
+        detail = f"{len(rows)} history rows ({len(gated)} gated run(s)) for {len(checks)} baseline check(s)"
+        self.stats.append(PhaseStat("history", seconds, None, detail))
+        self.progress(f"history: {detail} in {seconds:.2f} s")
+        return outcomes
+
     def _pass(self, phase: str, detail: str, members: list[_Planned], compute: Callable[[], None]) -> None:
         """Run one reference-side pass under its job group; a failure errors its members only."""
         began = time.perf_counter()
@@ -471,6 +507,7 @@ class Evaluator:
             self._pass(f"query{number}", f"query of {item.check.check_id}", [item], run_query)
 
     def _finish(self, planned: list[_Planned]) -> ContractResult:
+        outcomes = self._learn()
         began = time.perf_counter()
         records: list[CheckResult] = []
         for item in planned:
@@ -485,8 +522,12 @@ class Evaluator:
                 except Exception as exc:  # noqa: BLE001 - a bug in one metric must not hide the others
                     log.exception("measuring %s failed", item.check.check_id)
                     measurement = Measurement.failure(f"internal error while measuring: {first_line(exc)}")
+            outcome = outcomes.get(item.check.check_id)
+            if isinstance(outcome, str) and measurement.error is None:
+                measurement = Measurement(measurement.metric_value, measurement.failed_rows, error=outcome)
             item.measurement = measurement
-            records.append(self._record(item.check, measurement, row_count))
+            records.append(self._record(item.check, measurement, row_count,
+                                        outcome if isinstance(outcome, BaselineOutcome) else None))
         finished_at = utcnow()
         result = ContractResult(
             run_id=self.run_id, contract_name=self.contract.name, contract_version=self.contract.version,
@@ -501,8 +542,15 @@ class Evaluator:
         self.progress(f"evaluate: {detail} in {seconds:.2f} s")
         return result
 
-    def _record(self, check: Check, measurement: Measurement, row_count: int) -> CheckResult:
+    def _record(self, check: Check, measurement: Measurement, row_count: int,
+                baseline: BaselineOutcome | None = None) -> CheckResult:
         validator = check.validator
+        described = validator.describe()
+        if baseline is not None and check.baseline is not None:
+            # Learning: the metric is recorded, nothing is judged yet.
+            validator = baseline.validator or Validator("noop", tolerance=check.validator.tolerance)
+            described = f"{check.baseline.describe()}: " + (
+                "learning" if baseline.learning else validator.describe())
         metric = measurement.metric_value
         message_parts: list[str] = []
         if measurement.error is None and metric is None:
@@ -532,15 +580,19 @@ class Evaluator:
                         message_parts.append(f"{measurement.failed_rows} violating row(s)")
         if measurement.note:
             message_parts.append(measurement.note)
+        if baseline is not None:
+            message_parts.append(baseline.message)
         return CheckResult(
             run_id=self.run_id, contract_name=self.contract.name, contract_version=self.contract.version,
             dataset=self.dataset, check_id=check.check_id, check_name=check.name, check_type=check.type,
-            column=check.column, severity=check.severity, action=check.action, validator=validator.describe(),
+            column=check.column, severity=check.severity, action=check.action, validator=described,
             metric_value=recorded, status=status, passed=passed,
             failed_rows=measurement.failed_rows, message="; ".join(message_parts), row_count=row_count,
             filter=self.run_filter, evaluated_at=self.started_at,
             dag_id=self.dag_id, task_id=self.task_id, airflow_run_id=self.airflow_run_id,
             tags=list(check.tags), reference_time=self.reference_time,
+            expected_min=baseline.expected_min if baseline else None,
+            expected_max=baseline.expected_max if baseline else None,
         )
 
 
@@ -559,6 +611,7 @@ def evaluate(
     task_id: str | None = None,
     airflow_run_id: str | None = None,
     progress: Progress | None = None,
+    history: HistorySource = None,
     references: dict[str, DataFrame] | None = None,
 ) -> ContractResult:
     """Evaluate every check of ``contract`` on ``df``; one result record per check.
@@ -572,6 +625,12 @@ def evaluate(
     computed has status ``error`` with the reason. Raises ``ValueError`` for an invalid
     ``filter`` or ``reference_time``.
 
+    ``history`` feeds the checks with a ``baseline:`` (and ``drift`` checks): the Delta results
+    table of earlier runs (a path, read with delta-rs, or a catalog table name) or the earlier
+    result records themselves (:class:`CheckResult` objects or their dicts). Without it every
+    baseline check is in its learning period. Runs are told apart by ``reference_time``, so pass
+    the run's own one (``evaluate(..., reference_time=day, history="/data/dq/results")``).
+
     Example::
 
         result = evaluate(contract, spark.read.parquet("/data/orders"), "2024-05-02T00:00:00Z")
@@ -579,7 +638,7 @@ def evaluate(
     """
     return Evaluator(
         contract, df, reference_time, run_id=run_id, dataset=dataset, filter=filter,
-        dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=progress,
+        dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=progress, history=history,
         references=references,
     ).run()
 

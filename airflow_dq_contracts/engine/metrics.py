@@ -1148,6 +1148,35 @@ class AvgLengthMetric(_LengthMetric):
     check_type, level, reducer = "avg_length", "column", F.avg
 
 
+# --------------------------------------------------------------------------------------- drift
+
+
+@register
+class DriftMetric:
+    """``drift``: each expanded metric (``params['metric']``) measured like the plain statistic.
+
+    Not a metric class of its own: constructing it returns the metric of the underlying check
+    type (``mean`` → :class:`MeanMetric`, ``p50/p95/p99`` → :class:`PercentileMetric`, exact,
+    sharing the column's one ``percentile(col, array(…))`` with other percentile checks,
+    ``cardinality`` → :class:`CardinalityMetric` in the column's grouped pass). The bounds come
+    from history (:mod:`airflow_dq_contracts.contract.baseline`), not from here.
+
+    >>> from airflow_dq_contracts.contract import load_contract
+    >>> c = load_contract({"name": "t", "columns": [{"name": "x", "checks": [
+    ...     {"name": "x drift", "type": "drift", "metrics": ["p95"]}]}]})
+    >>> type(metric_for(next(c.all_checks()))).__name__
+    'PercentileMetric'
+    """
+
+    check_type, level = "drift", "column"
+
+    def __new__(cls, check: Check) -> Metric:  # type: ignore[misc]
+        from airflow_dq_contracts.contract.baseline import DRIFT_METRICS
+
+        underlying, _ = DRIFT_METRICS[check.params["metric"]]
+        return METRICS[("column", underlying)](check)
+
+
 # The third family (referential, reconciliation, row/table conditions, sql) lives in its own module;
 # importing it registers its classes here.
 from . import relational as _relational  # noqa: E402,F401  (registration side effect)

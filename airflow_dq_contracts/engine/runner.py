@@ -287,6 +287,7 @@ def run_contract(
     evaluator = Evaluator(
         contract, df, reference, run_id=run_id, dataset=dataset, filter=filter, apply_filter=False,
         dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=say, started_at=started_at,
+        history=results_table,  # baselines learn from the same table this run appends to
         references=reference_frames,
     )
     result = evaluator.run()

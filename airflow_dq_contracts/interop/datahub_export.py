@@ -121,6 +121,8 @@ class DataHubExporter:
     def assertions(self, check: Check) -> dict[str, Any]:
         if not check.enabled:
             raise Refused("a disabled check has no DataHub equivalent (DataHub assertions are always active)")
+        if check.baseline is not None:  # bounds learned from our results table (issue #12)
+            raise Refused("a 'baseline' (bounds learned from history) has no exact DataHub assertion")
         base: dict[str, Any] = {"entity": self.entity}
         method = getattr(self, f"_{check.type}", None)
         if method is None:
