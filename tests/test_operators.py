@@ -10,6 +10,7 @@ from __future__ import annotations
 import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 
 import datetime as dt
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -334,7 +335,9 @@ def test_hook_command_ships_the_bundle_delta_and_this_python(monkeypatch):
     joined = " ".join(cmd)
     assert cmd[0] == "spark-submit" and hook.master == "local[2]"   # from AIRFLOW_CONN_SPARK_DEFAULT
     assert f"--py-files {hook.bundle.zip_path}" in joined
-    assert "--packages org.example:extra:1.0,io.delta:delta-spark_4.1_2.13:4.4.0" in joined
+    # Delta's artifact is the one built for the installed Spark's minor release
+    spark_minor = ".".join(importlib.metadata.version("pyspark").split(".")[:2])
+    assert f"--packages org.example:extra:1.0,io.delta:delta-spark_{spark_minor}_2.13:4.4.0" in joined
     assert "spark.sql.shuffle.partitions=3" in joined                 # the user's value wins
     assert "spark.sql.shuffle.partitions=8" not in joined
     for setting in ("spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",

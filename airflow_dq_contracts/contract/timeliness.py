@@ -91,6 +91,31 @@ def to_utc(value: dt.datetime | dt.date | str) -> dt.datetime:
     )
 
 
+_ISO_WEEK = re.compile(r"^(\d{4})-?W(\d{2})(?:-?([1-7]))?$")
+_BASIC_DATE = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
+
+
+def _iso_forms_before_3_11(raw: str) -> dt.datetime | None:
+    """The ISO-8601 forms partitions use that ``fromisoformat`` reads only from Python 3.11.
+
+    Week dates (``2024-W05``, ``2020-W53-5``) and basic dates (``20240131``); ``None`` otherwise.
+
+    >>> _iso_forms_before_3_11("2020-W53-5")
+    datetime.datetime(2021, 1, 1, 0, 0, tzinfo=datetime.timezone.utc)
+    """
+    week = _ISO_WEEK.match(raw)
+    try:
+        if week:
+            day = int(week.group(3) or 1)
+            return to_utc(dt.datetime.fromisocalendar(int(week.group(1)), int(week.group(2)), day))
+        basic = _BASIC_DATE.match(raw)
+        if basic:
+            return to_utc(dt.datetime(*(int(part) for part in basic.groups())))
+    except ValueError:  # week 54, month 13, …: not a date, reported by the caller
+        return None
+    return None
+
+
 def _parse_text(text: str) -> dt.datetime:
     raw = text.strip()
     if raw[-1:] in ("Z", "z"):
@@ -105,6 +130,9 @@ def _parse_text(text: str) -> dt.datetime:
         return to_utc(dt.datetime.fromisoformat(raw))
     except ValueError:
         pass
+    older_python = _iso_forms_before_3_11(raw)
+    if older_python is not None:
+        return older_python
     raise PartitionValueError(
         f"{text!r} is not an ISO-8601 date or time (expected e.g. '2024-01-31', "
         "'2024-01-31T10:00:00Z', '2024-W05' or '2024-01')"
