@@ -129,3 +129,14 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "./dev test" in readme.split("\n## ")[0]
     assert "./dev demo" in readme.split("\n## ")[0]
     assert ci.strip().splitlines()[-1] == "exec ./dev test"
+
+
+@pytest.mark.skipif(not os.environ.get("DQ_CONTRACTS_EXPECT_INSTALLED"),
+                    reason="only in ./dev test-matrix, whose environments install the built wheel")
+def test_matrix_imports_the_installed_wheel_not_the_checkout():
+    import airflow_dq_contracts
+
+    location = Path(airflow_dq_contracts.__file__).resolve()
+    assert "site-packages" in location.parts and ROOT not in location.parents, location
+    dist = importlib.metadata.distribution("airflow-dq-contracts")
+    assert dist.read_text("direct_url.json") is None or '"editable": true' not in dist.read_text("direct_url.json")
