@@ -144,7 +144,9 @@ def pinned(text: str) -> dict[str, str]:
 def compile_constraints(env: Environment) -> None:
     python = interpreter(env.python)
     requirements = project_requirements(env.extras) + list(env.pins)
-    for _ in range(2):  # a second pass when pyspark-client must be pinned to pyspark
+    # pyspark-client must equal pyspark, and not every pyspark release has a pyspark-client twin
+    # (4.1.4 has none): cap the client at pyspark's version, then settle both on the client's.
+    for attempt in range(3):
         with tempfile.NamedTemporaryFile("w", suffix=".in", delete=False) as handle:
             handle.write("\n".join(requirements) + "\n")
         out = subprocess.run(
@@ -157,7 +159,7 @@ def compile_constraints(env: Environment) -> None:
         client, spark = pins.get("pyspark-client"), pins.get("pyspark")
         if client is None or client == spark:
             break
-        requirements.append(f"pyspark-client=={spark}")
+        requirements += [f"pyspark-client<={spark}"] if attempt == 0 else [f"pyspark=={client}", f"pyspark-client=={client}"]
     else:
         raise SystemExit(f"{env.name}: could not pin pyspark-client to pyspark {spark}")
     header = (
@@ -205,7 +207,7 @@ def test_environment(env: Environment, wheel: Path) -> None:
         raise SystemExit(f"{env.name}: installing the wheel changed the environment: {changed or 'not installed'}")
     log(f"{env.name}: wheel {ours} installed; Airflow stayed {after['apache-airflow']}, "
         f"pyspark {after.get('pyspark')}, provider {after['apache-airflow-providers-apache-spark']}")
-    pytest_env = {**os.environ, "DQ_CONTRACTS_EXPECT_INSTALLED": "1", "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    pytest_env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     for variable in ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV", "PYTHONPATH"):
         pytest_env.pop(variable, None)
     with tempfile.TemporaryDirectory(prefix=f"dq-matrix-{env.name}-") as cwd:
@@ -214,6 +216,10 @@ def test_environment(env: Environment, wheel: Path) -> None:
         base = [str(python), "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
                 "-p", "no:cacheprovider", "-q"]
         absolute = lambda args: [str(ROOT / a) if a.startswith("tests") else a for a in args]  # noqa: E731
+        where = subprocess.run([str(python), "-c", "import airflow_dq_contracts as p; print(p.__file__)"],
+                               cwd=cwd, env=pytest_env, check=True, capture_output=True, text=True).stdout.strip()
+        if "site-packages" not in Path(where).parts:
+            raise SystemExit(f"{env.name}: airflow_dq_contracts imports from {where}, not from the wheel")
         for label, args in (("plain Python", PLAIN_PYTHON),
                             ("dag.test() and spark-submit", DAG_TESTS + ["tests/test_packaging.py"])):
             started = time.monotonic()
