@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -185,9 +186,10 @@ def build() -> Path:
 
 
 def freeze(python: Path) -> dict[str, str]:
-    out = subprocess.run([uv(), "pip", "freeze", "--python", str(python)], check=True,
+    """``{normalised name: version}`` of every distribution installed for ``python``."""
+    out = subprocess.run([uv(), "pip", "list", "--format", "json", "--python", str(python)], check=True,
                          capture_output=True, text=True).stdout
-    return pinned(out)
+    return {re.sub(r"[-_.]+", "-", d["name"]).lower(): d["version"] for d in json.loads(out)}
 
 
 def test_environment(env: Environment, wheel: Path) -> None:
