@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf")
     p_run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p_run.set_defaults(func=_cmd_run)
+
+    from airflow_dq_contracts.interop.cli import register as register_interop
+
+    register_interop(sub)  # import datahub|dataplex, export datahub
     return parser
 
 

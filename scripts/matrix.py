@@ -71,6 +71,7 @@ class Environment:
     resolution: str  # uv's --resolution: lowest-direct tests every lower bound at once
     pins: tuple[str, ...] = ()  # extra requirements fixing a known-good set
     extras: tuple[str, ...] = field(default=EXTRAS)
+    ignore: tuple[str, ...] = ()  # test files whose subject cannot be installed on this Python
 
     @property
     def constraints(self) -> Path:
@@ -82,7 +83,8 @@ ENVIRONMENTS: dict[str, Environment] = {
     for env in (
         # The oldest of every range at once: Airflow 3.0.0, the oldest Spark provider, PySpark 4.0
         # (so Delta's 4.0 artifact), deltalake, PyYAML, pendulum — on the oldest Python.
-        Environment("oldest", "3.10", "lowest-direct"),
+        # The OpenLineage provider's tested release needs Python 3.11+: not installable here.
+        Environment("oldest", "3.10", "lowest-direct", ignore=("tests/test_openlineage.py",)),
         # The development set of `./dev setup` (not run by the matrix: the full suite runs on it).
         Environment("dev", "3.11", "highest", pins=(
             "apache-airflow==3.1.8", "apache-airflow-providers-apache-spark==6.3.4", "pyspark==4.1.1",
@@ -218,15 +220,17 @@ def test_environment(env: Environment, wheel: Path) -> None:
         base = [str(python), "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
                 "-p", "no:cacheprovider", "-q"]
         absolute = lambda args: [str(ROOT / a) if a.startswith("tests") else a for a in args]  # noqa: E731
+        absolute_ignore = lambda args: [a.replace("--ignore=tests", f"--ignore={ROOT}/tests") for a in args]  # noqa: E731
         where = subprocess.run([str(python), "-c", "import airflow_dq_contracts as p; print(p.__file__)"],
                                cwd=cwd, env=pytest_env, check=True, capture_output=True, text=True).stdout.strip()
         if "site-packages" not in Path(where).parts:
             raise SystemExit(f"{env.name}: airflow_dq_contracts imports from {where}, not from the wheel")
-        for label, args in (("plain Python", PLAIN_PYTHON),
+        ignored = [f"--ignore={ROOT / path}" for path in env.ignore]
+        for label, args in (("plain Python", PLAIN_PYTHON + ignored),
                             ("dag.test() and spark-submit", DAG_TESTS + ["tests/test_packaging.py"])):
             started = time.monotonic()
             log(f"{env.name}: {label} tests")
-            result = subprocess.run(base + absolute(args), cwd=cwd, env=pytest_env)
+            result = subprocess.run(base + absolute_ignore(absolute(args)), cwd=cwd, env=pytest_env)
             # pytest exits 5 when it collected nothing: never a silent pass.
             if result.returncode != 0:
                 raise SystemExit(f"{env.name}: {label} tests failed (pytest exit {result.returncode})")

@@ -103,6 +103,23 @@ def airflow_db() -> Path:
     return AIRFLOW_HOME
 
 
+IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
+DELTA_JARS = ("io.delta_delta-spark_4.1_2.13-4.4.0.jar", "io.delta_delta-storage-4.4.0.jar")
+
+
+def use_cached_delta_jars(patch: Any, root: Path) -> None:
+    """Point ``DQ_CONTRACTS_DELTA_JARS`` at the already-resolved Delta jars (``--jars``), if Ivy has them.
+
+    ``patch`` is a ``pytest.MonkeyPatch``; ``root`` a temp folder that receives the symlinks.
+    """
+    if all((IVY_JARS / jar).exists() for jar in DELTA_JARS):
+        jars = root / "delta-jars"
+        jars.mkdir()
+        for jar in DELTA_JARS:
+            (jars / jar).symlink_to(IVY_JARS / jar)
+        patch.setenv("DQ_CONTRACTS_DELTA_JARS", str(jars))
+
+
 def install_dag(source: str, name: str | None = None) -> Any:
     """Write ``source`` (a DAG module) into the dags folder, import it, return its only DAG.
 

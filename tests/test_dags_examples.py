@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from airflow_fixtures import DAGS_FOLDER, airflow_db, run_dag, xcom_value  # noqa: F401  (airflow_db: fixture)
+from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
+    DAGS_FOLDER,
+    airflow_db,
+    run_dag,
+    use_cached_delta_jars,
+    xcom_value,
+)
 
 from airflow_dq_contracts.results import make_run_id
 
@@ -33,8 +39,6 @@ pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "dags_examples"
-IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
-DELTA_JARS = ("io.delta_delta-spark_4.1_2.13-4.4.0.jar", "io.delta_delta-storage-4.4.0.jar")
 UTC = dt.timezone.utc
 
 sys.path.insert(0, str(EXAMPLES))
@@ -53,12 +57,7 @@ def env(airflow_db, tmp_path_factory):  # noqa: F811 - airflow_db is the importe
     patch = pytest.MonkeyPatch()
     patch.setenv("DQ_CONTRACTS_WAREHOUSE", str(root / "warehouse"))
     patch.setenv("DQ_CONTRACTS_JOB_CACHE", str(root / "job-cache"))
-    if all((IVY_JARS / jar).exists() for jar in DELTA_JARS):
-        jars = root / "delta-jars"
-        jars.mkdir()
-        for jar in DELTA_JARS:
-            (jars / jar).symlink_to(IVY_JARS / jar)
-        patch.setenv("DQ_CONTRACTS_DELTA_JARS", str(jars))
+    use_cached_delta_jars(patch, root)
     for source in EXAMPLES.glob("*.py"):
         shutil.copy(source, DAGS_FOLDER / source.name)
     shutil.copytree(EXAMPLES / "contracts", DAGS_FOLDER / "contracts", dirs_exist_ok=True)

@@ -49,6 +49,7 @@ def test_operator_and_hook_modules_import_no_pyspark():
     code = ("import sys\n"
             "import airflow_dq_contracts.operators.contract_check, airflow_dq_contracts.operators.contract_branch\n"
             "import airflow_dq_contracts.hooks.contract_submit\n"
+            "import airflow_dq_contracts.operators.openlineage, airflow_dq_contracts.lineage\n"
             "from airflow_dq_contracts.operators import ContractCheckOperator, ContractBranchOperator\n"
             "bad = sorted(m for m in sys.modules if m == 'pyspark' or m.startswith('pyspark.'))\n"
             "print(bad)\n")

@@ -221,7 +221,7 @@ _register(
 TABLE_TYPES = sorted(name for level, name in CHECK_TYPES if level == "table")
 COLUMN_TYPES = sorted(name for level, name in CHECK_TYPES if level == "column")
 
-COMMON_KEYS = ("name", "type", "severity", "tolerance", "tags", "action", "filter", "description")
+COMMON_KEYS = ("name", "type", "severity", "tolerance", "tags", "action", "filter", "description", "enabled")
 VALIDATOR_KEYS = ("min", "max", "between", "not_between", "equals")
 
 

@@ -609,13 +609,17 @@ def _check(ctx: _Ctx, raw: Any, path: Path, column: str | None, policy: dict) ->
     tags = ctx.str_list(data.get("tags"), path + ("tags",), "'tags'")
     check_filter = ctx.string(data, "filter", path)
     description = ctx.string(data, "description", path)
+    enabled = data.get("enabled", True)
+    if not isinstance(enabled, bool):
+        ctx.add(path + ("enabled",), f"'enabled' must be true or false, got {enabled!r}")
+        enabled = True
     if name is None or validator is None or invalid:
         return None
 
     check_id = f"{column or '_table_'}/{slug(name)}"
     draft = Check(name=name, type=type_name, column=column, severity=severity, action="flag",
                   validator=validator, params=params, check_id=check_id, tags=tags,
-                  filter=check_filter, description=description, path=format_path(path),
+                  filter=check_filter, description=description, enabled=enabled, path=format_path(path),
                   line=ctx.smap.line(path))
     explicit = data.get("action")
     if explicit is not None:

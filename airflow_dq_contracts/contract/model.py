@@ -78,6 +78,9 @@ class Check:
     filter: str | None = None
     description: str | None = None
     explicit_action: bool = False
+    # ``enabled: false`` keeps a check in the contract (diff, export, docs) but out of every run:
+    # it is not evaluated and produces no result row (e.g. a suspended Dataplex rule).
+    enabled: bool = True
     path: str = ""
     line: int | None = None
 

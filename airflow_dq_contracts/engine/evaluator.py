@@ -267,6 +267,8 @@ class Evaluator:
         filter_errors: dict[str, str] = {}
         planned: list[_Planned] = []
         for check in self.contract.all_checks():
+            if not check.enabled:
+                continue  # disabled: kept in the contract, never evaluated, no result row
             item = _Planned(check, metric_for(check), check.filter or None)
             key = item.scope_key
             if key is not None and key not in self.conditions and key not in filter_errors:

@@ -327,6 +327,7 @@ class ContractCheckOperator(BaseOperator):
         self._contract_origin = (self.contract if self._is_contract_path(self.contract)
                                  else f"<{self.task_id}.contract>")
         self._hook: ContractSubmitHook | None = None
+        self._lineage: dict[str, Any] | None = None  # what the last execute() checked and wrote
 
     # ------------------------------------------------------------------ contract
 
@@ -517,6 +518,9 @@ class ContractCheckOperator(BaseOperator):
             quarantine_table=quarantine_table, valid_table=valid_table, warehouse=warehouse,
             filter=filter_sql, started_at=started_at, finished_at=utcnow(), reported=reported,
         )
+        self._lineage = {"contract": contract, "summary": summary, "warehouse": warehouse, "table": table,
+                         "input_path": input_path,
+                         "outputs": [t for t in (results_table, quarantine_table, valid_table) if t]}
         counts = summary["counts"]
         quarantine = summary.get("quarantine") or {}
         self.log.info("Decision %s: %d passed, %d failed, %d error; %s rows, %s quarantined (results in %s)",
@@ -530,6 +534,29 @@ class ContractCheckOperator(BaseOperator):
                               for c in gating) or "a quarantine check errored (fails closed)"
             raise AirflowFailException(f"contract {contract.name} decided GATE on {dataset}: {names}")
         return summary
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage facets of the run (called by the OpenLineage provider; also on a gate failure).
+
+        The checked dataset is the input, with ``dataQualityAssertions`` (one per check) and
+        ``dataQualityMetrics`` (row count and the column statistics the run measured), all read
+        from this run's result rows; the results/quarantine/valid tables are the outputs. Returns
+        None when nothing ran or the OpenLineage packages are not installed.
+        """
+        state = self._lineage
+        if state is None:
+            return None
+        try:
+            from airflow_dq_contracts.operators.openlineage import operator_lineage
+
+            warehouse = state["warehouse"]
+            table = state["table"]
+            input_location = readable_location(table, warehouse) if table else state["input_path"]
+            outputs = [(readable_location(t, warehouse), None if is_path(t) else t) for t in state["outputs"]]
+            return operator_lineage(state["contract"], state["summary"], input_location=input_location,
+                                    input_table=table, outputs=outputs)
+        except ImportError:
+            return None  # the OpenLineage provider is optional: silent without it
 
     def on_kill(self) -> None:
         """Stop the Spark application (local process group, or the cluster's driver/application)."""

@@ -1,0 +1,97 @@
+"""``dq-contracts import datahub|dataplex`` and ``dq-contracts export datahub`` (registered in :mod:`..cli`).
+
+Exit codes follow the main CLI: 0 done, 1 refused (every refusal printed, located), 2 usage.
+
+Example::
+
+    dq-contracts import datahub assertions.yaml -o contracts/purchase_events.yaml
+    dq-contracts import dataplex rules.json --table shop.orders -o contracts/orders.yaml
+    dq-contracts export datahub contracts/purchase_events.yaml -o assertions.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+EXIT_OK, EXIT_INVALID = 0, 1
+
+
+def _write(text: str, output: str | None) -> None:
+    if output and output != "-":
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        print(f"wrote {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def _report(issues: Any) -> int:
+    for issue in issues:
+        print(str(issue), file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from airflow_dq_contracts.contract import ContractValidationError
+
+    try:
+        if args.source == "datahub":
+            from .datahub import import_datahub
+
+            text = import_datahub(args.files, name=args.name)
+        else:
+            from .dataplex import import_dataplex
+
+            text = import_dataplex(args.files, name=args.name, table=args.table, path=args.path, fmt=args.format)
+    except ContractValidationError as err:
+        return _report(err.issues)
+    _write(text, args.output)
+    return EXIT_OK
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from airflow_dq_contracts.contract import ContractValidationError, load_contract
+
+    from .datahub_export import export_datahub_report
+
+    try:
+        contract = load_contract(args.contract)
+    except ContractValidationError as err:
+        return _report(err.issues)
+    text, refused = export_datahub_report(contract, platform=args.platform, env=args.env)
+    if refused and not args.skip_unsupported:
+        return _report(refused)
+    for issue in refused:
+        print(f"skipped: {issue}", file=sys.stderr)
+    _write(text, args.output)
+    return EXIT_OK
+
+
+def register(sub: Any) -> None:
+    """Add the ``import`` and ``export`` subcommands to the main parser's subparsers."""
+    p_import = sub.add_parser("import", help="turn DataHub assertions / Dataplex rules into a contract")
+    sources = p_import.add_subparsers(dest="source", required=True)
+    for source, what in (("datahub", "DataHub assertion YAML files"), ("dataplex", "Dataplex rule JSON/YAML files")):
+        p = sources.add_parser(source, help=f"import {what}")
+        p.add_argument("files", nargs="+", metavar="FILE")
+        p.add_argument("-o", "--output", metavar="CONTRACT", help="write the contract here (default stdout)")
+        p.add_argument("--name", help="contract name (default: the table's last name part)")
+        if source == "dataplex":
+            target = p.add_mutually_exclusive_group()
+            target.add_argument("--table", help="the dataset the rules check (catalog table)")
+            target.add_argument("--path", help="the dataset the rules check (path)")
+            p.add_argument("--format", choices=("delta", "parquet", "csv", "json", "orc"), help="format of --path")
+        p.set_defaults(func=_cmd_import)
+
+    p_export = sub.add_parser("export", help="turn a contract into DataHub assertions (exact mappings only)")
+    targets = p_export.add_subparsers(dest="target", required=True)
+    p = targets.add_parser("datahub", help="export DataHub assertion YAML")
+    p.add_argument("contract", metavar="CONTRACT")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default stdout)")
+    p.add_argument("--platform", default="delta", help="DataHub platform of the URN when the contract has none")
+    p.add_argument("--env", default="PROD", help="DataHub environment of the URN (default PROD)")
+    p.add_argument("--skip-unsupported", action="store_true",
+                   help="export what maps exactly, list the rest on stderr (default: refuse, exit 1)")
+    p.set_defaults(func=_cmd_export)

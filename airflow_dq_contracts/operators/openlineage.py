@@ -1,0 +1,68 @@
+"""OpenLineage facets of a ContractCheckOperator run (used only when the OpenLineage provider is installed).
+
+The values come from :mod:`airflow_dq_contracts.lineage` (plain Python, derived from the run's result
+rows); this module only wraps them in the OpenLineage client's classes, imported lazily so that the
+operator module imports without the provider. No pyspark, no extra Spark work.
+
+Example (what the provider's listener does after ``execute``)::
+
+    lineage = check_task.get_openlineage_facets_on_complete(task_instance)
+    lineage.inputs[0].facets["dataQualityAssertions"].assertions[0].success
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from airflow_dq_contracts import lineage
+from airflow_dq_contracts.contract import Contract
+
+
+def _dataset(location: str, table: str | None, facets: dict[str, Any] | None = None,
+             input_facets: dict[str, Any] | None = None, output: bool = False) -> Any:
+    from openlineage.client.event_v2 import InputDataset, OutputDataset
+    from openlineage.client.facet_v2 import symlinks_dataset
+
+    namespace, name = lineage.dataset_id(location)
+    facets = dict(facets or {})
+    if table:
+        # A catalog table is named by its physical location; its table name travels as a symlink
+        # (what OpenLineage's Spark integration does for tables too).
+        facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(
+            identifiers=[symlinks_dataset.Identifier(namespace=namespace, name=table, type="TABLE")])
+    if output:
+        return OutputDataset(namespace=namespace, name=name, facets=facets)
+    return InputDataset(namespace=namespace, name=name, facets=facets, inputFacets=input_facets or {})
+
+
+def operator_lineage(contract: Contract, summary: Mapping[str, Any], *, input_location: str,
+                     input_table: str | None, outputs: list[tuple[str, str | None]]) -> Any:
+    """``OperatorLineage``: the checked dataset as input (assertions + metrics), the written tables as outputs.
+
+    ``outputs`` are ``(location, table name or None)`` of the results/quarantine/valid tables.
+    """
+    from airflow.providers.openlineage.extractors import OperatorLineage
+    from openlineage.client.facet_v2 import data_quality_assertions_dataset as dqa
+    from openlineage.client.facet_v2 import data_quality_metrics_input_dataset as dqm
+
+    checks = list(summary.get("checks") or [])
+    assertions = [
+        dqa.Assertion(assertion=rec["check_type"], success=item.success, column=item.column,
+                      severity=item.severity, name=item.assertion, description=rec.get("message") or None,
+                      expected=rec.get("validator"),
+                      actual=None if rec.get("metric_value") is None else repr(float(rec["metric_value"])))
+        for rec, item in zip(checks, lineage.assertions(checks))
+    ]
+    params = {c.check_id: c.params for c in contract.all_checks()}
+    scoped = {c.check_id for c in contract.all_checks() if c.filter}
+    metrics = {
+        column: dqm.ColumnMetrics(nullCount=s.nullCount, distinctCount=s.distinctCount, sum=s.sum, count=s.count,
+                                  min=s.min, max=s.max, quantiles=dict(s.quantiles))
+        for column, s in lineage.column_metrics(checks, params, scoped).items()
+    }
+    facets = {"dataQualityAssertions": dqa.DataQualityAssertionsDatasetFacet(assertions=assertions)}
+    input_facets = {"dataQualityMetrics": dqm.DataQualityMetricsInputDatasetFacet(
+        columnMetrics=metrics, rowCount=lineage.row_count(summary))}
+    inputs = [_dataset(input_location, input_table, facets, input_facets)]
+    written = [_dataset(location, table, output=True) for location, table in outputs]
+    return OperatorLineage(inputs=inputs, outputs=written)
