@@ -104,18 +104,22 @@ def airflow_db() -> Path:
 
 
 IVY_JARS = Path.home() / ".ivy2.5.2" / "jars"
-DELTA_JARS = ("io.delta_delta-spark_4.1_2.13-4.4.0.jar", "io.delta_delta-storage-4.4.0.jar")
 
 
 def use_cached_delta_jars(patch: Any, root: Path) -> None:
     """Point ``DQ_CONTRACTS_DELTA_JARS`` at the already-resolved Delta jars (``--jars``), if Ivy has them.
 
+    The jars are those of the installed Spark's Delta artifact (``delta-spark_4.0`` or ``_4.1``).
     ``patch`` is a ``pytest.MonkeyPatch``; ``root`` a temp folder that receives the symlinks.
     """
-    if all((IVY_JARS / jar).exists() for jar in DELTA_JARS):
+    from airflow_dq_contracts.spark_config import delta_package
+
+    group, artifact, version = delta_package().split(":")
+    delta_jars = (f"{group}_{artifact}-{version}.jar", f"{group}_delta-storage-{version}.jar")
+    if all((IVY_JARS / jar).exists() for jar in delta_jars):
         jars = root / "delta-jars"
         jars.mkdir()
-        for jar in DELTA_JARS:
+        for jar in delta_jars:
             (jars / jar).symlink_to(IVY_JARS / jar)
         patch.setenv("DQ_CONTRACTS_DELTA_JARS", str(jars))
 
