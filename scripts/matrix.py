@@ -10,7 +10,7 @@ Two subcommands (``./dev test-matrix`` and ``./dev constraints`` call them):
     2. installs the environment's exact tested set, ``constraints/constraints-<python>.txt``,
        *without* this package — an Airflow deployment as a user already has it;
     3. installs the built wheel with the ``[spark,test]`` extras and **no** constraints, and fails
-       unless every installed distribution kept its version (the oldest set holds Airflow 3.0.0,
+       unless every installed distribution kept its version (the oldest set holds Airflow 3.0.2,
        where a fresh resolution would pick the newest 3.1.x: a provider must not move it);
     4. runs, from outside the checkout (so ``airflow_dq_contracts`` comes from site-packages), the
        plain-Python tests, the sensor and operator ``dag.test()`` tests and one end-to-end DAG that
@@ -81,7 +81,7 @@ class Environment:
 ENVIRONMENTS: dict[str, Environment] = {
     env.name: env
     for env in (
-        # The oldest of every range at once: Airflow 3.0.0, the oldest Spark provider, PySpark 4.0
+        # The oldest of every range at once: Airflow 3.0.2, the oldest Spark provider, PySpark 4.0
         # (so Delta's 4.0 artifact), deltalake, PyYAML, pendulum — on the oldest Python.
         # The OpenLineage provider's tested release needs Python 3.11+: not installable here.
         Environment("oldest", "3.10", "lowest-direct", ignore=("tests/test_openlineage.py",)),
