@@ -71,21 +71,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dq-contracts", description="Data contracts as quality gates.")
+    # allow_abbrev=False everywhere: a prefix must never silently stand for another option
+    # (``--reference X`` used to be taken as ``--reference-time X``).
+    parser = argparse.ArgumentParser(prog="dq-contracts", description="Data contracts as quality gates.",
+                                     allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p_val = sub.add_parser("validate", help="validate contract files; exit 1 on any error")
+    p_val = sub.add_parser("validate", allow_abbrev=False, help="validate contract files; exit 1 on any error")
     p_val.add_argument("contracts", nargs="+", metavar="CONTRACT")
     p_val.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     p_val.set_defaults(func=_cmd_validate)
 
-    p_diff = sub.add_parser("diff", help="breaking changes between two versions of a contract")
+    p_diff = sub.add_parser("diff", allow_abbrev=False, help="breaking changes between two versions of a contract")
     p_diff.add_argument("old", metavar="OLD")
     p_diff.add_argument("new", metavar="NEW")
     p_diff.add_argument("--json", action="store_true", help="print the changes as JSON")
     p_diff.set_defaults(func=_cmd_diff)
 
-    p_run = sub.add_parser("run", help="evaluate a contract on a local Spark session")
+    p_run = sub.add_parser("run", allow_abbrev=False, help="evaluate a contract on a local Spark session")
     p_run.add_argument("contract", metavar="CONTRACT")
     source = p_run.add_mutually_exclusive_group()
     source.add_argument("--input", metavar="PATH", help="dataset path (default: the contract's dataset)")
@@ -95,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--filter", metavar="SQL", help="SQL predicate scoping the run (e.g. a partition)")
     p_run.add_argument("--reference-time", metavar="ISO8601",
                        help="time freshness/completeness are measured against (default: now, UTC)")
+    p_run.add_argument("--reference", action="append", default=[], metavar="NAME=PATH[:FORMAT]",
+                       help="read the contract's reference NAME from PATH (format: the declared one unless "
+                            "the text after the last ':' names a format); repeatable")
     p_run.add_argument("--run-id", metavar="ID", help="run id; the same id twice replaces its results")
     p_run.add_argument("--results-table", metavar="PATH", help="Delta results table (path or table name)")
     p_run.add_argument("--quarantine-table", metavar="PATH", help="Delta table for violating rows")

@@ -158,3 +158,55 @@ def read_orders(path: str | Path, order_date: dt.date | None = None) -> list[dic
     predicate = None if order_date is None else f"order_date = '{order_date.isoformat()}'"
     data = pa.RecordBatchReader.from_stream(table.scan(predicate=predicate) if predicate else table.scan()).read_all()
     return data.to_pylist()
+
+
+# ------------------------------------------------------------------------------ customers (SCD-2)
+
+#: customer ids that never existed (their orders are orphans)
+def never_existed(customer_id: int) -> bool:
+    return customer_id % 97 == 0
+
+
+#: customers created after their first orders were placed (orphans *as of* the order time)
+def created_late(customer_id: int) -> bool:
+    return customer_id % 89 == 0 and not never_existed(customer_id)
+
+
+def generate_customers(end: dt.date, count: int = 5_000) -> list[dict[str, Any]]:
+    """An SCD-2 customers dimension: one row per version, ``[valid_from, valid_to)``, NULL ``valid_to`` = current.
+
+    Customers :func:`never_existed` are missing; customers :func:`created_late` start the day after
+    ``end``; every 7th customer changed tier 10 days before ``end`` (two versions, no gap).
+
+    >>> rows = generate_customers(dt.date(2024, 5, 1), count=14)
+    >>> [(r["customer_id"], r["tier"]) for r in rows if r["customer_id"] == 7]
+    [(7, 'silver'), (7, 'gold')]
+    """
+    start = dt.datetime(2020, 1, 1, tzinfo=UTC)
+    change = dt.datetime.combine(end - dt.timedelta(days=10), dt.time(), tzinfo=UTC)
+    late = dt.datetime.combine(end + dt.timedelta(days=1), dt.time(), tzinfo=UTC)
+    rows: list[dict[str, Any]] = []
+    for customer_id in range(1, count + 1):
+        if never_existed(customer_id):
+            continue
+        if created_late(customer_id):
+            rows.append({"customer_id": customer_id, "tier": "silver", "valid_from": late, "valid_to": None})
+        elif customer_id % 7 == 0:
+            rows.append({"customer_id": customer_id, "tier": "silver", "valid_from": start, "valid_to": change})
+            rows.append({"customer_id": customer_id, "tier": "gold", "valid_from": change, "valid_to": None})
+        else:
+            rows.append({"customer_id": customer_id, "tier": "silver", "valid_from": start, "valid_to": None})
+    return rows
+
+
+def write_customers(path: str | Path, rows: list[dict[str, Any]]) -> int:
+    """Replace the Delta table at ``path`` with the dimension ``rows``; returns the row count."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    schema = pa.schema([("customer_id", pa.int64()), ("tier", pa.string()),
+                        ("valid_from", pa.timestamp("us", tz="UTC")), ("valid_to", pa.timestamp("us", tz="UTC"))])
+    table = pa.table({name: [row[name] for row in rows] for name in schema.names}, schema=schema)
+    Path(str(path)).parent.mkdir(parents=True, exist_ok=True)
+    write_deltalake(str(path), table, mode="overwrite")
+    return table.num_rows

@@ -47,7 +47,7 @@ class Param:
     """A check-specific parameter: its YAML name, kind, default and domain."""
 
     name: str
-    kind: str  # number | int | bool | str | str_list | value_list | choice | flags
+    kind: str  # number | int | bool | str | str_list | value_list | choice | flags | mapping
     required: bool = False
     default: Any = None
     choices: tuple[str, ...] = ()
@@ -64,7 +64,7 @@ class CheckType:
     level: str  # table | column
     params: tuple[Param, ...] = ()
     validators: bool = True  # the five standard validators are allowed
-    implicit: str | None = None  # all_conform | max_age_hours | max_gap_count
+    implicit: str | None = None  # all_conform | max_age_hours | max_gap_count | no_violation | zero | true
     extra: Callable[[dict[str, Any], Callable[[tuple, str], None]], None] | None = None
     summary: str = ""
 
@@ -218,6 +218,89 @@ _register(
               summary="average length (characters or elements)"),
 )
 
+
+# --------------------------------------------------------------------------- the third family
+# Checks that look beyond one row's own columns: another dataset (referential, reconciliation),
+# a free SQL condition (row_condition, table_condition) or a whole query (sql). All are declared in
+# the top-level ``checks``; referential and row_condition still have a per-row reading.
+
+AS_OF_KEYS = ("column", "valid_from", "valid_to")
+RECONCILE_MEASURES = ("count", "sum", "count_distinct")
+
+
+def _check_referential(params: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
+    _check_columns(params, add)
+    theirs = params.get("reference_columns")
+    if theirs is not None and len(theirs) != len(params["columns"]):
+        add(("reference_columns",), f"'reference_columns' names {len(theirs)} column(s) for "
+                                    f"{len(params['columns'])} in 'columns'; give one per key column")
+    as_of = params.get("as_of")
+    if as_of is None:
+        return
+    for key in as_of:
+        if key not in AS_OF_KEYS:
+            add(("as_of", key), f"unknown key {key!r} in 'as_of'; allowed: {', '.join(AS_OF_KEYS)}")
+    for key in AS_OF_KEYS:
+        value = as_of.get(key)
+        if value is None:
+            add(("as_of",), f"'as_of' needs '{key}' (column: the row's event time; valid_from/valid_to: "
+                            "the reference's validity interval)")
+        elif not isinstance(value, str) or not value:
+            add(("as_of", key), f"'as_of.{key}' must be a column name, got {value!r}")
+
+
+def _check_reconciliation(params: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
+    measure = params["measure"]
+    if measure == "count":
+        for key in ("column", "reference_column"):
+            if params.get(key) is not None:
+                add((key,), f"'{key}' does not apply to 'measure: count' (it counts rows)")
+    elif params.get("column") is None:
+        add(("measure",), f"'measure: {measure}' needs 'column'")
+
+
+def _check_sql(params: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
+    from .references import statement_problem
+
+    problem = statement_problem(params["query"])
+    if problem:
+        add(("query",), problem)
+
+
+_register(
+    CheckType(
+        "referential", "table",
+        params=(Param("columns", "str_list", required=True), Param("reference", "str", required=True),
+                Param("reference_columns", "str_list"), Param("as_of", "mapping"),
+                Param("nulls", "choice", default="ignore", choices=("ignore", "fail")), RETURN),
+        implicit="no_violation", extra=_check_referential,
+        summary="rows whose key has no match in the reference (orphans)",
+    ),
+    CheckType(
+        "reconciliation", "table",
+        params=(Param("reference", "str", required=True),
+                Param("measure", "choice", required=True, choices=RECONCILE_MEASURES),
+                Param("column", "str"), Param("reference_column", "str"),
+                Param("return", "choice", default="diff", choices=("diff", "pct_diff"))),
+        implicit="zero", extra=_check_reconciliation, summary="ours − theirs of a count or sum",
+    ),
+    CheckType(
+        "row_condition", "table",
+        params=(Param("condition", "str", required=True), Param("null_passes", "bool", default=False), RETURN),
+        implicit="no_violation", summary="rows where a SQL boolean is not true",
+    ),
+    CheckType(
+        "table_condition", "table", params=(Param("condition", "str", required=True),),
+        validators=False, implicit="true", summary="a SQL boolean over aggregates",
+    ),
+    CheckType(
+        "sql", "table",
+        params=(Param("query", "str", required=True),
+                Param("return", "choice", default="value", choices=("value", "rows"))),
+        implicit="sql", extra=_check_sql, summary="a SELECT returning a value or failing rows",
+    ),
+)
+
 TABLE_TYPES = sorted(name for level, name in CHECK_TYPES if level == "table")
 COLUMN_TYPES = sorted(name for level, name in CHECK_TYPES if level == "column")
 
@@ -246,7 +329,8 @@ def has_row_reading(check: Any) -> bool:
     only when their validator gives a bound a single value can cross.
     """
     if check.column is None:
-        return False
+        # The third family's row-level types: an orphan row, a row breaking its condition.
+        return check.type in ("referential", "row_condition")
     kind = check.type
     if kind in ("missing", "whitelist", "blacklist", "pattern", "duplicates"):
         return True
@@ -267,4 +351,11 @@ def implicit_validator(ctype: CheckType, params: dict[str, Any], tolerance: floa
         return Validator("max", high=float(params["max_age_hours"]), tolerance=tolerance, metric_name="age_hours")
     if ctype.implicit == "max_gap_count":
         return Validator("max", high=float(params["max_gap_count"]), tolerance=tolerance, metric_name="gap_count")
+    # A check of the third family without a validator must still be able to fail (no silent hole).
+    if ctype.implicit == "no_violation" or (ctype.implicit == "sql" and params.get("return") == "rows"):
+        return Validator("max", high=0.0, tolerance=tolerance)
+    if ctype.implicit == "zero":
+        return Validator("equals", low=0.0, tolerance=tolerance)
+    if ctype.implicit == "true":
+        return Validator("equals", low=1.0, tolerance=tolerance, metric_name="condition")
     return Validator("noop", tolerance=tolerance)

@@ -29,6 +29,12 @@ SLA improved (or newly promised)                   compatible
 dataset moved (table, path or format changed)      breaking     readers point at the old location
 partition column removed                           breaking     partition filters and CompletenessSensor
                                                                 rely on it; added ones are compatible
+reference moved, refiltered or removed             breaking     referential/reconciliation/sql checks
+                                                                compare against something else
+reference added                                    compatible
+condition, query, keys or measure of a             breaking     the same check_id now accepts or rejects
+referential / reconciliation / row_condition /                  different data
+table_condition / sql check changed
 breaking changes without a major version bump      note         semver: bump MAJOR (for 0.x: MINOR)
 =================================================  ===========  ==========================================
 
@@ -87,6 +93,9 @@ SLA_IMPROVED = "sla_improved"
 DATASET_MOVED = "dataset_moved"
 DATASET_DECLARED = "dataset_declared"
 PARTITIONING_CHANGED = "partitioning_changed"
+REFERENCE_CHANGED = "reference_changed"
+REFERENCE_ADDED = "reference_added"
+CHECK_DEFINITION_CHANGED = "check_definition_changed"
 VERSION_NOT_BUMPED = "version_not_bumped"
 
 
@@ -150,6 +159,7 @@ def diff_contracts(old: Contract, new: Contract) -> list[Change]:
             changes.append(Change(BREAKING, COLUMN_ADDED, column.name,
                                   f"new NOT NULL column {column.name!r}{type_text}", new=_type_text(column.type)))
     changes += _partitioning_changes(old, new)
+    changes += _reference_changes(old, new)
     changes += _sla_changes(old, new)
     changes += _version_notes(old, new, changes)
     return changes
@@ -176,6 +186,53 @@ def _dataset_changes(old: Contract, new: Contract) -> list[Change]:
     if after is None:
         return [Change(BREAKING, DATASET_MOVED, None, f"dataset no longer declared (was {before})", old=before)]
     return [Change(BREAKING, DATASET_MOVED, None, f"dataset moved: {before} → {after}", old=before, new=after)]
+
+
+# ------------------------------------------------------------------------------------------ references
+
+# The parameters that define what the third family's checks accept (not how they are reported).
+_DEFINING = {
+    "referential": ("columns", "reference", "reference_columns", "as_of", "nulls"),
+    "reconciliation": ("reference", "measure", "column", "reference_column", "return"),
+    "row_condition": ("condition", "null_passes"),
+    "table_condition": ("condition",),
+    "sql": ("query", "return"),
+}
+
+
+def _reference_text(ref: Any) -> str:
+    where = f"table {ref.table}" if ref.table else f"path {ref.path} ({ref.format})"
+    return where + (f" where {ref.filter}" if ref.filter else "")
+
+
+def _reference_changes(old: Contract, new: Contract) -> list[Change]:
+    """References moved/refiltered/removed (breaking) or added; new-family checks redefined (breaking)."""
+    changes: list[Change] = []
+    for alias, before in old.references.items():
+        after = new.references.get(alias)
+        if after is None:
+            changes.append(Change(BREAKING, REFERENCE_CHANGED, None, f"reference {alias!r} removed",
+                                  old=_reference_text(before)))
+        elif _reference_text(before) != _reference_text(after) or before.options != after.options:
+            changes.append(Change(BREAKING, REFERENCE_CHANGED, None,
+                                  f"reference {alias!r} changed: {_reference_text(before)} → {_reference_text(after)}",
+                                  old=_reference_text(before), new=_reference_text(after)))
+    for alias, after in new.references.items():
+        if alias not in old.references:
+            changes.append(Change(COMPATIBLE, REFERENCE_ADDED, None, f"reference {alias!r} added: "
+                                  f"{_reference_text(after)}", new=_reference_text(after)))
+    before_checks = {c.check_id: c for c in old.all_checks() if c.type in _DEFINING}
+    for check in new.all_checks():
+        previous = before_checks.get(check.check_id)
+        if previous is None or previous.type != check.type:
+            continue
+        for key in _DEFINING[check.type]:
+            if previous.params.get(key) != check.params.get(key):
+                changes.append(Change(BREAKING, CHECK_DEFINITION_CHANGED, check.column,
+                                      f"{check.type} check {check.name!r}: {key} changed: "
+                                      f"{previous.params.get(key)!r} → {check.params.get(key)!r}",
+                                      old=previous.params.get(key), new=check.params.get(key)))
+    return changes
 
 
 # ------------------------------------------------------------------------------------------ columns

@@ -23,6 +23,7 @@ from pathlib import Path as FsPath
 from typing import Any, Callable
 
 from . import checks as registry
+from .references import check_reference_use, parse_references
 from .errors import ContractValidationError, ValidationIssue
 from .model import (
     ACTIONS,
@@ -41,7 +42,7 @@ from .validators import DEFAULT_TOLERANCE, Validator, slug
 from .yamlsrc import Path, SourceMap, YamlSyntaxError, format_path, load_yaml
 
 TOP_KEYS = ("name", "version", "owner", "domain", "description", "consumers", "tags", "dataset",
-            "metadata", "sla", "columns", "checks", "policy")
+            "metadata", "sla", "columns", "checks", "policy", "references")
 COLUMN_KEYS = ("name", "type", "nullable", "description", "checks", "tags")
 DATASET_KEYS = ("table", "path", "format", "options")
 SLA_KEYS = ("freshness_hours", "timestamp_column", "max_latency_minutes", "availability_target",
@@ -237,15 +238,27 @@ def _build(data: Any, smap: SourceMap, duplicates: list, policy_override: dict |
         columns.append(col)
 
     table_checks = _checks(ctx, data.get("checks"), ("checks",), None, policy)
+    references = parse_references(data.get("references"), lambda sub, msg: ctx.add(("references", *sub), msg),
+                                  _similar)
     contract = Contract(
         name=name, version=version, owner=owner, domain=domain, description=description,
         consumers=consumers, tags=tags, dataset=dataset, metadata=metadata, sla=sla,
         columns=tuple(columns), checks=tuple(table_checks), policy=policy, source=smap.file,
+        references=references,
     )
     _cross_checks(ctx, contract)
+    check_reference_use(_indexed_checks(data, table_checks), references,
+                        lambda sub, msg: ctx.add(("checks", *sub), msg), _similar)
     if ctx.issues:
         raise ContractValidationError(ctx.issues)
     return contract
+
+
+def _indexed_checks(data: dict, checks: list[Check]) -> list[tuple[int, Check]]:
+    """The built table-level checks with their index in the document (invalid ones were dropped)."""
+    raw = data.get("checks") if isinstance(data.get("checks"), list) else []
+    by_path = {f"checks[{i}]": i for i in range(len(raw))}
+    return [(by_path[c.path], c) for c in checks if c.path in by_path]
 
 
 def _dataset(ctx: _Ctx, raw: Any) -> Dataset:
@@ -454,9 +467,9 @@ def _validator(ctx: _Ctx, data: dict, path: Path, ctype: registry.CheckType,
         elif value is not None:
             tolerance = value
     if not ctype.validators and present:
-        uses = "max_age_hours" if ctype.implicit == "max_age_hours" else "max_gap_count"
-        ctx.add(path + (present[0],), f"'{ctype.name}' takes no validator ({', '.join(present)}); "
-                                      f"it is validated by '{uses}'")
+        uses = {"max_age_hours": "it is validated by 'max_age_hours'", "max_gap_count":
+                "it is validated by 'max_gap_count'"}.get(ctype.implicit or "", "it passes when its condition is true")
+        ctx.add(path + (present[0],), f"'{ctype.name}' takes no validator ({', '.join(present)}); {uses}")
         return None
     if len(present) > 1:
         ctx.add(path + (present[1],), f"only one validator per check; found {', '.join(present)}")
@@ -535,6 +548,11 @@ def _param_value(ctx: _Ctx, param: registry.Param, value: Any, path: Path) -> An
             if item is None or isinstance(item, (list, dict)) or (isinstance(item, float) and math.isnan(item)):
                 ctx.add(path + (index,), f"'{param.name}' entries must be strings, numbers or booleans, got {item!r}")
         return list(value)
+    if kind == "mapping":
+        if not isinstance(value, dict):
+            ctx.add(path, f"'{param.name}' must be a mapping, got {value!r}")
+            return None
+        return dict(value)
     if kind == "flags":
         if not isinstance(value, list):
             ctx.add(path, f"'{param.name}' must be a list like [IGNORECASE], got {value!r}")

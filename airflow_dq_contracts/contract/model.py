@@ -127,6 +127,28 @@ class Dataset:
 
 
 @dataclasses.dataclass(frozen=True)
+class Reference:
+    """A named dataset that checks compare against (``references:`` at the contract's top level).
+
+    ``filter`` is a SQL predicate applied when the reference is read (templated by the operator
+    like the run filter). Example::
+
+        contract.references["customers"].path   # '/warehouse/dim/customers'
+    """
+
+    name: str
+    table: str | None = None
+    path: str | None = None
+    format: str = "delta"
+    filter: str | None = None
+    options: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def location(self) -> str:
+        return self.table or self.path or ""
+
+
+@dataclasses.dataclass(frozen=True)
 class SLA:
     """Service levels (``004_*.txt``). Only ``freshness_hours`` is evaluated (with a timestamp column)."""
 
@@ -157,6 +179,7 @@ class Contract:
     checks: tuple[Check, ...]
     policy: dict[str, dict[str, str]]
     source: str = "<dict>"
+    references: dict[str, Reference] = dataclasses.field(default_factory=dict)
 
     def column(self, name: str) -> Column | None:
         for col in self.columns:

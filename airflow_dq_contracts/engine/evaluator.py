@@ -69,6 +69,7 @@ from .metrics import (
     describe_number,
     metric_for,
 )
+from .relational import drop_views, needed_views, prepare_references, register_views, unmatched, with_matched
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +199,7 @@ class _Planned:
     scan_slice: tuple[int, int] = (0, 0)
     scan_values: Sequence[Any] = ()
     grouped_values: Sequence[Any] = ()
+    extra_values: Sequence[Any] = ()  # from the reference-side passes (engine/relational.py)
     measurement: Measurement | None = None
 
 
@@ -227,6 +229,7 @@ class Evaluator:
         airflow_run_id: str | None = None,
         progress: Progress | None = None,
         started_at: dt.datetime | None = None,
+        references: dict[str, Any] | None = None,
     ):
         self.contract = contract
         self.spark = df.sparkSession
@@ -248,13 +251,21 @@ class Evaluator:
         # The aggregated DataFrames of the last run, for plan inspection (tests, benchmarks).
         self.scan_frame: DataFrame | None = None
         self.group_frames: dict[tuple[str, ...], DataFrame] = {}
+        self.join_frames: dict[tuple, DataFrame] = {}
+        # Reference alias → DataFrame after its filter (or why it is unavailable); temp views of sql checks.
+        self.references = prepare_references(contract, references)
+        self.views: dict[str, str] = {}
 
     # -- phases -------------------------------------------------------------------------------
     def run(self) -> ContractResult:
         """Evaluate every check; returns the :class:`ContractResult` (never raises on data)."""
-        planned = self._plan()
-        self._scan(planned)
-        self._grouped(planned)
+        try:
+            planned = self._plan()
+            self._scan(planned)
+            self._grouped(planned)
+            self._relational(planned)
+        finally:
+            drop_views(self.spark, self.views)
         return self._finish(planned)
 
     def _job_group(self, phase: str) -> str:
@@ -262,7 +273,9 @@ class Evaluator:
 
     def _plan(self) -> list[_Planned]:
         began = time.perf_counter()
-        ctx = PlanContext(self.df.schema, _case_sensitive(self.spark), java_regex_checker(self.spark))
+        self.views = register_views(self.spark, self.df, self.references, needed_views(self.contract))
+        ctx = PlanContext(self.df.schema, _case_sensitive(self.spark), java_regex_checker(self.spark),
+                          frame=self.df, references=self.references, views=self.views)
         self.conditions: dict[str | None, Column | None] = {None: None}
         filter_errors: dict[str, str] = {}
         planned: list[_Planned] = []
@@ -401,6 +414,62 @@ class Evaluator:
             self.stats.append(PhaseStat(f"group{number}", seconds, group, detail))
             self.progress(f"grouped pass {detail} in {seconds:.2f} s")
 
+    def _pass(self, phase: str, detail: str, members: list[_Planned], compute: Callable[[], None]) -> None:
+        """Run one reference-side pass under its job group; a failure errors its members only."""
+        began = time.perf_counter()
+        group = self._job_group(phase)
+        try:
+            with job_group(self.spark, group, f"dq-contracts {detail}"), quiet_pyspark_errors():
+                compute()
+        except Exception as exc:  # noqa: BLE001 - bad data in one pass must not take the run down
+            for item in members:
+                item.error = f"Spark could not compute the {detail}: {first_line(exc)}"
+        seconds = time.perf_counter() - began
+        self.stats.append(PhaseStat(phase, seconds, group, detail))
+        self.progress(f"{detail} in {seconds:.2f} s")
+
+    def _relational(self, planned: list[_Planned]) -> None:
+        """The passes a reference or a query needs (see :mod:`.relational`), each shared where it can be.
+
+        One left join per distinct (reference, keys, as_of); one aggregate per reference for every
+        reconciliation against it; one query per ``sql`` check.
+        """
+        live = [p for p in planned if not p.error]
+        joins: dict[tuple, list[_Planned]] = {}
+        aggregates: dict[str, list[tuple[_Planned, list[Column]]]] = {}
+        for item in live:
+            join = item.metric.reference_join()
+            if join is not None:
+                joins.setdefault(join.identity, []).append(item)
+            wanted = item.metric.reference_aggregations()
+            if wanted is not None:
+                aggregates.setdefault(wanted[0], []).append((item, wanted[1]))
+
+        def spread(frame: DataFrame, parts: list[tuple[_Planned, list[Column]]]) -> None:
+            exprs = [expr for _, contributed in parts for expr in contributed]
+            values = list(frame.agg(*exprs).collect()[0])
+            for item, contributed in parts:
+                item.extra_values, values = values[:len(contributed)], values[len(contributed):]
+
+        def join_pass(join: Any, members: list[_Planned]) -> None:
+            orphans = unmatched(self.df, self.references[join.reference], join)
+            self.join_frames[join.identity] = orphans
+            spread(orphans, [(item, item.metric.join_aggregations(self._scope(item.scope_key), F.lit(False)))
+                             for item in members])
+
+        for number, members in enumerate(joins.values()):
+            join = members[0].metric.reference_join()
+            self._pass(f"join{number}", f"anti-join {join.describe()} for {len(members)} check(s)", members,
+                       lambda join=join, members=members: join_pass(join, members))
+        for alias, parts in aggregates.items():
+            self._pass(f"reference:{alias}", f"aggregate of reference {alias} for {len(parts)} check(s)",
+                       [item for item, _ in parts],
+                       lambda alias=alias, parts=parts: spread(self.references[alias], parts))
+        for number, item in enumerate(p for p in live if p.check.type == "sql"):
+            def run_query(item: _Planned = item) -> None:
+                item.extra_values = item.metric.own_query() or []
+            self._pass(f"query{number}", f"query of {item.check.check_id}", [item], run_query)
+
     def _finish(self, planned: list[_Planned]) -> ContractResult:
         began = time.perf_counter()
         records: list[CheckResult] = []
@@ -411,7 +480,8 @@ class Evaluator:
             else:
                 try:
                     measurement = item.metric.measure(
-                        item.scan_values, item.grouped_values, MeasureContext(row_count, self.reference_time))
+                        item.scan_values, item.grouped_values,
+                        MeasureContext(row_count, self.reference_time, extra=item.extra_values))
                 except Exception as exc:  # noqa: BLE001 - a bug in one metric must not hide the others
                     log.exception("measuring %s failed", item.check.check_id)
                     measurement = Measurement.failure(f"internal error while measuring: {first_line(exc)}")
@@ -487,8 +557,12 @@ def evaluate(
     task_id: str | None = None,
     airflow_run_id: str | None = None,
     progress: Progress | None = None,
+    references: dict[str, DataFrame] | None = None,
 ) -> ContractResult:
     """Evaluate every check of ``contract`` on ``df``; one result record per check.
+
+    ``references`` gives the DataFrames of the contract's ``references:`` by alias (their
+    declared ``filter`` is applied here); a check whose reference is missing has status ``error``.
 
     ``reference_time`` (ISO-8601 text or datetime; naive = UTC; default now) is what
     ``freshness`` and ``completeness`` are measured against. ``filter`` restricts ``df`` first
@@ -504,6 +578,7 @@ def evaluate(
     return Evaluator(
         contract, df, reference_time, run_id=run_id, dataset=dataset, filter=filter,
         dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=progress,
+        references=references,
     ).run()
 
 
@@ -518,7 +593,8 @@ def _empty_violations() -> Column:
     return F.filter(F.array(F.lit(None).cast(VIOLATION_TYPE)), lambda item: item.isNotNull())
 
 
-def annotate(contract: Contract, df: DataFrame, result: ContractResult) -> DataFrame:
+def annotate(contract: Contract, df: DataFrame, result: ContractResult,
+             references: dict[str, DataFrame] | None = None) -> DataFrame:
     """``df`` plus ``_dq_violations``: per row, the row-level checks that FAILED in ``result`` and that it breaks.
 
     ``_dq_violations`` is ``array<struct<check_id, check_name, check_type, severity, action>>``
@@ -526,7 +602,8 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult) -> DataF
     nothing, an errored one cannot say which rows break it — and table-level checks never tag
     rows (DESIGN §6). One projection over ``df``; a failed column ``duplicates`` check adds one
     window (``count over (partition by column)``). ``df`` must be the DataFrame (after the run
-    filter) that ``result`` was computed on.
+    filter) that ``result`` was computed on. A failed ``referential`` check adds the left join of
+    its evaluation pass (one per distinct join); pass the same ``references`` as to :func:`evaluate`.
 
     Example::
 
@@ -534,7 +611,10 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult) -> DataF
         bad = tagged.where("size(_dq_violations) > 0")
     """
     failed = {r.check_id for r in result.checks if r.status == STATUS_FAILED}
-    ctx = PlanContext(df.schema, _case_sensitive(df.sparkSession), java_regex_checker(df.sparkSession))
+    prepared = prepare_references(contract, references)
+    ctx = PlanContext(df.schema, _case_sensitive(df.sparkSession), java_regex_checker(df.sparkSession),
+                      frame=df, references=prepared)
+    joins: dict[tuple, str] = {}
     conditions: dict[str, Column] = {}
     helpers: list[str] = []
     items: list[Column] = []
@@ -552,7 +632,14 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult) -> DataF
             condition = conditions[check.filter]
         scope = Scope(condition)
         window_keys = metric.window_keys()
-        if window_keys:
+        join = metric.reference_join()
+        if join is not None:
+            if join.identity not in joins:
+                joins[join.identity] = f"__dq_join_{len(joins)}"
+                helpers.append(joins[join.identity])
+                work = with_matched(work, prepared[join.reference], join, joins[join.identity])
+            predicate = metric.violation(F.col(joins[join.identity]))
+        elif window_keys:
             helper = f"__dq_window_{len(helpers)}"
             helpers.append(helper)
             work = work.withColumn(helper, F.count(scope(F.lit(1))).over(Window.partitionBy(*window_keys)))

@@ -194,6 +194,12 @@ class PlanContext:
     schema: T.StructType
     case_sensitive: bool = False
     regex_error: Callable[[str], str | None] = lambda pattern: None
+    #: the checked DataFrame (after the run filter), for preconditions that analyse an expression
+    frame: Any = None
+    #: reference alias → DataFrame (after its filter), or → the reason it could not be read
+    references: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: ``{placeholder}`` → temp view name of this run, for ``sql`` checks
+    views: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def field(self, name: str) -> T.StructField | None:
         """The top-level field called ``name`` (Spark's case rule), or None."""
@@ -287,6 +293,8 @@ class MeasureContext:
 
     row_count: int  # rows in this check's scope
     reference_time: dt.datetime  # aware UTC
+    #: values of the metric's reference-side passes (anti-join, reference aggregate, own query)
+    extra: Sequence[Any] = ()
 
 
 @dataclasses.dataclass
@@ -393,6 +401,27 @@ class Metric:
 
     def window_keys(self) -> list[Column] | None:
         """Partition keys of the window a per-row reading needs (duplicates), or None."""
+        return None
+
+    # -- passes beyond the checked dataset (engine/relational.py) ------------------------------
+    def reference_join(self) -> Any:
+        """The :class:`~.relational.ReferenceJoin` this metric reads from, or None.
+
+        The evaluator runs ONE left join per distinct join identity (reference, key columns,
+        ``as_of``) and hands every member the joined rows' ``matched`` flag.
+        """
+        return None
+
+    def join_aggregations(self, scope: Scope, matched: Column) -> list[Column]:
+        """Expressions over the joined rows of :meth:`reference_join`'s pass (read back in ``ctx.extra``)."""
+        return []
+
+    def reference_aggregations(self) -> tuple[str, list[Column]] | None:
+        """(reference alias, expressions) computed in ONE aggregate over that reference, or None."""
+        return None
+
+    def own_query(self) -> list[Any] | None:
+        """Run the metric's own query (``sql`` checks) and return its values, or None."""
         return None
 
     # -- shared helpers ---------------------------------------------------------------------
@@ -1114,3 +1143,8 @@ class AvgLengthMetric(_LengthMetric):
     """``avg_length``: mean length of non-null values (no per-row reading without ``return``)."""
 
     check_type, level, reducer = "avg_length", "column", F.avg
+
+
+# The third family (referential, reconciliation, row/table conditions, sql) lives in its own module;
+# importing it registers its classes here.
+from . import relational as _relational  # noqa: E402,F401  (registration side effect)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -32,7 +33,7 @@ from typing import Any, Callable, Iterator
 from pyspark.sql import DataFrame, SparkSession
 
 from airflow_dq_contracts.contract import ContractValidationError, load_contract
-from airflow_dq_contracts.contract.model import Contract
+from airflow_dq_contracts.contract.model import DATASET_FORMATS, Contract, Reference
 from airflow_dq_contracts.results import (
     DECISION_GATE,
     ContractResult,
@@ -133,6 +134,18 @@ def read_dataset(
         df = read_dataset(spark, contract, "/data/orders", "delta", filter="order_date = '2024-05-01'")
     """
     path, name, fmt, options = _source(contract, input_path, input_format, table)
+    df = _load(spark, path, name, fmt, options, pin_version)
+    if filter:
+        try:
+            df = df.where(filter_condition(df, filter))
+        except ValueError as exc:
+            raise RunArgumentError(str(exc)) from None
+    return df
+
+
+def _load(spark: SparkSession, path: str | None, name: str | None, fmt: str, options: dict[str, str],
+          pin_version: bool) -> DataFrame:
+    """A path (``fmt``) or catalog table as a DataFrame, resolved now; :class:`DatasetError` if it cannot be read."""
     version = _delta_version(spark, path, name) if pin_version and fmt == "delta" else None
     where = f"table {name!r}" if name else f"{fmt} dataset {path!r}"
     try:
@@ -147,12 +160,68 @@ def read_dataset(
             df.schema  # resolve now: a missing path fails here, not in the middle of the scan
     except Exception as exc:  # noqa: BLE001 - AnalysisException, Py4JJavaError…
         raise DatasetError(f"cannot read {where}: {first_line(exc)}") from None
-    if filter:
-        try:
-            df = df.where(filter_condition(df, filter))
-        except ValueError as exc:
-            raise RunArgumentError(str(exc)) from None
     return df
+
+
+def parse_reference_override(text: str) -> tuple[str, str, str | None]:
+    """``NAME=PATH[:FORMAT]`` → (name, path, format or None).
+
+    The text after the last ``:`` is a format only when it names one, so URLs keep their scheme.
+
+    >>> parse_reference_override("customers=s3://bucket/dim/customers:parquet")
+    ('customers', 's3://bucket/dim/customers', 'parquet')
+    >>> parse_reference_override("customers=s3://bucket/dim/customers")
+    ('customers', 's3://bucket/dim/customers', None)
+    """
+    name, sep, location = text.partition("=")
+    if not sep or not name.strip() or not location.strip():
+        raise RunArgumentError(f"--reference expects NAME=PATH[:FORMAT], got {text!r}")
+    head, colon, tail = location.rpartition(":")
+    if colon and head and tail.lower() in DATASET_FORMATS:
+        return name.strip(), head, tail.lower()
+    return name.strip(), location, None
+
+
+def reference_overrides(contract: Contract, items: list[str] | None) -> dict[str, Reference]:
+    """The contract's references with ``--reference NAME=PATH[:FORMAT]`` overrides applied.
+
+    An override keeps the declared ``filter`` and, without ``:FORMAT``, the declared format.
+    """
+    references = dict(contract.references)
+    for item in items or []:
+        name, path, fmt = parse_reference_override(item)
+        declared = references.get(name)
+        if declared is None:
+            known = ", ".join(sorted(references)) or "none"
+            raise RunArgumentError(f"--reference {name}: the contract declares no reference {name!r} (declared: {known})")
+        references[name] = dataclasses.replace(declared, path=path, table=None, format=fmt or declared.format)
+    return references
+
+
+def read_references(spark: SparkSession, contract: Contract, references: dict[str, Reference] | None = None,
+                    *, pin_version: bool = False) -> dict[str, DataFrame | str]:
+    """Each reference a check uses, read once (its filter is applied by the evaluator), or why not.
+
+    A reference that cannot be read is not a run failure: the checks using it get status ``error``.
+    Column pruning and the filter reach the reader through Spark's optimizer.
+    """
+    references = contract.references if references is None else references
+    used = {c.params.get("reference") for c in contract.all_checks()}
+    from .relational import needed_views
+
+    used |= set(needed_views(contract))
+    out: dict[str, DataFrame | str] = {}
+    for alias, ref in references.items():
+        if alias not in used:
+            continue
+        options = dict(ref.options)
+        if ref.format == "csv" and not ref.table:
+            options = {"header": "true", "inferSchema": "true", **options}
+        try:
+            out[alias] = _load(spark, ref.path, ref.table, ref.format, options, pin_version)
+        except DatasetError as exc:
+            out[alias] = f"reference {alias!r}: {exc}"
+    return out
 
 
 # --------------------------------------------------------------------------------------- running
@@ -175,8 +244,11 @@ def run_contract(
     task_id: str | None = None,
     airflow_run_id: str | None = None,
     progress: Progress | None = None,
+    references: list[str] | None = None,
 ) -> ContractResult:
     """Read, evaluate and (when targets are given) write the Delta outputs; returns the result.
+
+    ``references`` are ``NAME=PATH[:FORMAT]`` overrides of the contract's ``references:``.
 
     ``run_id`` defaults to a fresh id per run (``make_run_id(contract, dataset, start time)``);
     pass the same id again to replace that run's rows in every table. Quarantine/valid rows are
@@ -197,15 +269,20 @@ def run_contract(
         contract.dataset.name or "<unknown>")
     run_id = run_id or make_run_id(contract.name, dataset, format_time(started_at))
     writes_rows = bool(quarantine_table or valid_table)
+    declared = reference_overrides(contract, references)
 
     began = time.perf_counter()
     df = read_dataset(spark, contract, input_path, input_format, table, filter, pin_version=writes_rows)
     say(f"read: {dataset} ({len(df.columns)} columns"
         + (f", filter {filter}" if filter else "") + f") in {time.perf_counter() - began:.2f} s")
+    reference_frames = read_references(spark, contract, declared, pin_version=writes_rows)
+    for alias, frame in reference_frames.items():
+        say(f"reference {alias}: " + (frame if isinstance(frame, str) else declared[alias].location))
 
     evaluator = Evaluator(
         contract, df, reference, run_id=run_id, dataset=dataset, filter=filter, apply_filter=False,
         dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=say, started_at=started_at,
+        references=reference_frames,
     )
     result = evaluator.run()
 
@@ -215,7 +292,7 @@ def run_contract(
 
         if writes_rows:
             began = time.perf_counter()
-            valid, quarantined = sinks.split_annotated(annotate(contract, df, result))
+            valid, quarantined = sinks.split_annotated(annotate(contract, df, result, reference_frames))
             if quarantine_table:
                 result.quarantine_table = quarantine_table
                 result.quarantine_rows = sinks.write_quarantine(spark, quarantined, quarantine_table, run_id=run_id)
@@ -340,6 +417,7 @@ def run_from_cli(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 raise RunArgumentError(f"--reference-time: {exc}") from None
         _conf_pairs(getattr(args, "conf", None))
+        reference_overrides(contract, getattr(args, "reference", None))
         say(f"contract {contract.name} {contract.version or ''}".rstrip()
             + f": {sum(1 for _ in contract.all_checks())} checks")
         spark, started = _start_spark(args, contract, say)
@@ -347,7 +425,7 @@ def run_from_cli(args: argparse.Namespace) -> int:
             spark, contract, input_path=args.input, input_format=args.input_format, table=args.table,
             filter=args.filter, reference_time=args.reference_time, run_id=args.run_id,
             results_table=args.results_table, quarantine_table=args.quarantine_table,
-            valid_table=args.valid_table, progress=say,
+            valid_table=args.valid_table, progress=say, references=getattr(args, "reference", None),
         )
     except RunArgumentError as exc:
         print(f"dq-contracts run: {exc}", file=sys.stderr)

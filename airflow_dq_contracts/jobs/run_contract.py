@@ -92,6 +92,7 @@ def job_arguments(
     airflow_run_id: str | None = None,
     summary_out: str | None = None,
     markers_out: str | None = None,
+    references: list[str] | None = None,
 ) -> list[str]:
     """The job's command-line arguments, built from keywords (the submitter's side of :func:`build_parser`).
 
@@ -113,6 +114,8 @@ def job_arguments(
             # One "--flag=value" element: a value starting with "-" (a filter like "-1 < x") can
             # never be mistaken for an option; spark-submit passes application arguments verbatim.
             out.append(f"{flag}={value}")
+    # NAME=PATH[:FORMAT] overrides of the contract's references, carried unchanged.
+    out.extend(f"--reference={item}" for item in references or [])
     return out
 
 
@@ -137,7 +140,8 @@ def parse_marker(line: str) -> tuple[str, dict[str, Any]] | None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The job's command line (also documented in the module docstring)."""
-    parser = argparse.ArgumentParser(prog="dq-contracts-job", description="Evaluate a data contract on Spark.")
+    parser = argparse.ArgumentParser(prog="dq-contracts-job", description="Evaluate a data contract on Spark.",
+                                     allow_abbrev=False)
     contract = parser.add_mutually_exclusive_group(required=True)
     contract.add_argument("--contract-b64", metavar="TEXT", help="contract YAML/JSON text, base64-encoded")
     contract.add_argument("--contract-file", metavar="PATH",
@@ -152,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--filter", metavar="SQL", help="SQL predicate scoping the run")
     parser.add_argument("--reference-time", metavar="ISO8601", help="time freshness is measured against")
     parser.add_argument("--run-id", metavar="ID", help="run id; the same id twice replaces its results")
+    parser.add_argument("--reference", action="append", default=[], metavar="NAME=PATH[:FORMAT]",
+                        help="read the contract's reference NAME from PATH; repeatable")
     parser.add_argument("--results-table", metavar="TARGET")
     parser.add_argument("--quarantine-table", metavar="TARGET")
     parser.add_argument("--valid-table", metavar="TARGET")
@@ -270,6 +276,7 @@ def run(args: argparse.Namespace) -> int:
             task_id=args.task_id,
             airflow_run_id=args.airflow_run_id,
             progress=_progress,
+            references=args.reference,
         )
         summary = result.summary()
         if args.summary_out:

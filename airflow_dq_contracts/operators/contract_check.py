@@ -255,6 +255,9 @@ class ContractCheckOperator(BaseOperator):
     :param warehouse: warehouse folder for default outputs and table names (default see module docs).
     :param spark_submit_kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``,
         ``executor_memory``, ``executor_cores``, ``num_executors``, ``deploy_mode``, ``files``…).
+    :param references: ``{name: "PATH[:FORMAT]"}`` overrides of the contract's ``references:``
+        (templated; carried to the job as ``--reference``). The references' ``filter`` is part of
+        the contract text, which is rendered as a template like every other field.
 
     Example::
 
@@ -264,7 +267,7 @@ class ContractCheckOperator(BaseOperator):
 
     template_fields: Sequence[str] = (
         "contract", "table", "input_path", "input_format", "filter", "reference_time",
-        "results_table", "quarantine_table", "valid_table", "spark_conf",
+        "results_table", "quarantine_table", "valid_table", "spark_conf", "references",
     )
     # The contract file is read and rendered by this operator (see render_template_fields), not by
     # Airflow's template_ext machinery: that one cannot read absolute paths and turns a missing file
@@ -298,6 +301,7 @@ class ContractCheckOperator(BaseOperator):
         render_contract: bool = True,
         warehouse: str | None = None,
         spark_submit_kwargs: dict[str, Any] | None = None,
+        references: dict[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -323,6 +327,7 @@ class ContractCheckOperator(BaseOperator):
         self.render_contract = render_contract
         self.warehouse = warehouse
         self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
+        self.references = dict(references or {})
         # What the contract was before rendering (a path locates errors; the text replaces it).
         self._contract_origin = (self.contract if self._is_contract_path(self.contract)
                                  else f"<{self.task_id}.contract>")
@@ -485,6 +490,10 @@ class ContractCheckOperator(BaseOperator):
         valid_table = self.valid_table or None
         filter_sql = self.filter.strip() if isinstance(self.filter, str) and self.filter.strip() else None
 
+        unknown = sorted(set(self.references) - set(contract.references))
+        if unknown:
+            raise AirflowFailException(f"{self.task_id}: references= names {', '.join(unknown)}, which the contract "
+                                       f"does not declare (declared: {', '.join(sorted(contract.references)) or 'none'})")
         transport, files = self._contract_transport(text, run_id)
         args = job_arguments(
             **transport,
@@ -501,6 +510,7 @@ class ContractCheckOperator(BaseOperator):
             dag_id=dag_id,
             task_id=self.task_id,
             airflow_run_id=airflow_run_id,
+            references=[f"{name}={location}" for name, location in sorted(self.references.items())],
         )
         self.log.info("Contract %s %s (%d checks) on %s%s → run %s", contract.name, contract.version or "",
                       sum(1 for _ in contract.all_checks()), dataset,

@@ -1,0 +1,140 @@
+"""``references:`` — named datasets a check may compare against — and the rules that tie checks to them.
+
+Plain Python (no Spark): the loader calls :func:`parse_references` for the top-level key and
+:func:`check_reference_use` once the checks are built, so an unknown alias, a ``{placeholder}`` of a
+``sql`` query that names nothing, or a statement that is not a query is a located contract error.
+
+Example::
+
+    >>> from airflow_dq_contracts.contract import load_contract
+    >>> c = load_contract({"name": "orders", "references": {"customers": {"path": "/dim/c", "format": "parquet"}},
+    ...                    "checks": [{"name": "known customer", "type": "referential",
+    ...                                "columns": ["customer_id"], "reference": "customers"}]})
+    >>> c.references["customers"].format
+    'parquet'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterable
+
+from .model import DATASET_FORMATS, Check, Reference
+
+REFERENCE_KEYS = ("table", "path", "format", "filter", "options")
+#: ``{dataset}`` in a ``sql`` query is the checked dataset; every other placeholder is a reference.
+DATASET_PLACEHOLDER = "dataset"
+_ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# Leading whitespace, comments and opening parentheses before a statement's first keyword.
+_LEAD = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/|\()*", re.DOTALL)
+_QUERY_KEYWORDS = ("select", "with")
+
+Add = Callable[[tuple, str], None]
+
+
+def placeholders(query: str) -> list[str]:
+    """The ``{name}`` placeholders of a ``sql`` query, in order of first use.
+
+    >>> placeholders("SELECT count(*) FROM {dataset} d LEFT ANTI JOIN {customers} c USING (id)")
+    ['dataset', 'customers']
+    """
+    return list(dict.fromkeys(PLACEHOLDER.findall(query)))
+
+
+def statement_problem(query: str) -> str | None:
+    """Why ``query`` is obviously not a single query, or None (cheap first line of defence).
+
+    The authority is Spark's own parser at run time (see ``engine/relational.py``); this catches
+    the plain mistakes while the contract is validated, without a JVM.
+
+    >>> statement_problem("DROP TABLE orders") is not None
+    True
+    >>> statement_problem("-- orphans\\nWITH x AS (SELECT 1) SELECT * FROM x") is None
+    True
+    """
+    text = _LEAD.sub("", query, count=1)
+    first = re.match(r"[A-Za-z]+", text)
+    keyword = first.group(0).lower() if first else ""
+    if keyword not in _QUERY_KEYWORDS:
+        return (f"a sql check runs one query: SELECT … or WITH … SELECT …, got "
+                f"{(first.group(0) if first else text[:20])!r}")
+    return None
+
+
+def parse_references(data: Any, add: Add, similar: Callable[[str, Iterable[str]], str]) -> dict[str, Reference]:
+    """The ``references:`` mapping (alias → ``{path, format} | {table}``, optional ``filter``, ``options``)."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        add((), f"'references' must be a mapping of name → {{path, format}} or {{table}}, got {type(data).__name__}")
+        return {}
+    out: dict[str, Reference] = {}
+    for alias, raw in data.items():
+        where: tuple = (alias,)
+        if not isinstance(alias, str) or not _ALIAS.match(alias):
+            add(where, f"reference name {alias!r} must be an identifier (letters, digits, _), as it is "
+                       "used as {name} in sql queries")
+            continue
+        if alias == DATASET_PLACEHOLDER:
+            add(where, "'dataset' is reserved: {dataset} names the checked dataset in sql queries")
+            continue
+        if isinstance(raw, str) and raw.strip():
+            raw = {"table": raw}
+        if not isinstance(raw, dict):
+            add(where, f"a reference is {{path: …, format: …}} or {{table: …}}, got {raw!r}")
+            continue
+        for key in raw:
+            if key not in REFERENCE_KEYS and not str(key).startswith("x-"):
+                add(where + (key,), f"unknown key {key!r} in a reference{similar(str(key), REFERENCE_KEYS)}; "
+                                    f"allowed: {', '.join(REFERENCE_KEYS)}")
+        values: dict[str, str | None] = {}
+        for key in ("table", "path", "filter"):
+            value = raw.get(key)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                add(where + (key,), f"'{key}' must be a non-empty string, got {value!r}")
+                value = None
+            values[key] = value
+        if values["table"] and values["path"]:
+            add(where, "give either 'table' or 'path', not both")
+        elif not values["table"] and not values["path"]:
+            add(where, "a reference needs 'table' or 'path'")
+        fmt = raw.get("format", "delta")
+        if fmt not in DATASET_FORMATS:
+            add(where + ("format",), f"unknown format {fmt!r}{similar(str(fmt), DATASET_FORMATS)}; "
+                                     f"allowed: {', '.join(DATASET_FORMATS)}")
+            fmt = "delta"
+        options = raw.get("options") or {}
+        if not isinstance(options, dict):
+            add(where + ("options",), f"'options' must be a mapping, got {type(options).__name__}")
+            options = {}
+        out[alias] = Reference(
+            name=alias, table=values["table"], path=values["path"], format=fmt, filter=values["filter"],
+            options={str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()},
+        )
+    return out
+
+
+def check_reference_use(checks: Iterable[tuple[int, Check]], references: dict[str, Reference], add: Add,
+                        similar: Callable[[str, Iterable[str]], str]) -> None:
+    """Every alias a check names is declared; ``sql`` placeholders name the dataset or a reference.
+
+    ``add(path, message)`` paths are relative to ``checks[index]``.
+    """
+    known = sorted(references)
+    for index, check in checks:
+        alias = check.params.get("reference")
+        if alias is not None and alias not in references:
+            add((index, "reference"), f"unknown reference {alias!r}{similar(alias, known)}; declared: "
+                                      f"{', '.join(known) or 'none (add a top-level references: mapping)'}")
+        if check.type == "sql":
+            for name in placeholders(check.params["query"]):
+                if name != DATASET_PLACEHOLDER and name not in references:
+                    add((index, "query"), f"{{{name}}} names no reference{similar(name, known)}; use "
+                                          f"{{dataset}} or one of: {', '.join(known) or 'none declared'}")
+            if check.params.get("return") == "value" and check.validator.is_noop:
+                add((index,), "a sql check with 'return: value' needs a validator (min, max, between, "
+                              "not_between or equals); without one it could never fail")
+        if check.filter and check.type in ("table_condition", "sql"):
+            add((index, "filter"), f"'filter' does not apply to '{check.type}': write the scope into the "
+                                   + ("condition" if check.type == "table_condition" else "query"))
