@@ -314,8 +314,12 @@ def _find_column(names: Iterable[str], column: str, path: str, what: str = "colu
 
 
 def _add_actions(table: Any) -> pa.Table:
-    # delta-rs returns an arro3 table; pyarrow takes it through the Arrow C stream interface.
-    return pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
+    # delta-rs returns an arro3 record batch; pyarrow takes it through the Arrow C interfaces.
+    actions = table.get_add_actions(flatten=True)
+    if hasattr(actions, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(actions).read_all()
+    # arro3-core before 0.9 (the newest on Python 3.10) exports a batch as an array only.
+    return pa.Table.from_batches([pa.record_batch(actions)])
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ No Docker engine runs here, so nothing is built or started: ``docker compose con
 normalises the file (interpolation, anchors, merge keys, relative paths), and the tests assert on
 its parsed output — the services, the shared Delta warehouse volume, the ``spark_default``
 connection (resolved by Airflow's own ``SparkSubmitHook``, as a task would) and that the image
-pins match ``pyproject.toml``.
+pins match the Python 3.11 constraints set (``constraints/constraints-3.11.txt``).
 
 Compose comes as the ``docker compose`` plugin (v2) or a ``docker-compose`` executable (v2, or the
 v1 that Debian bookworm packages); the file is kept valid for both. Skipped only when the
@@ -20,7 +20,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +86,10 @@ def _mounts(service: dict[str, Any]) -> dict[str, str]:
     return mounts
 
 
-def _pyproject_pin(name: str) -> str:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    [pin] = [d.split("==", 1)[1] for d in deps if d.startswith(f"{name}==")]
+def _constraints_pin(name: str) -> str:
+    """The version of ``name`` in the tested set the image's Python (3.11) installs with."""
+    lines = (ROOT / "constraints" / "constraints-3.11.txt").read_text().splitlines()
+    [pin] = [line.split("==", 1)[1] for line in lines if line.startswith(f"{name}==")]
     return pin
 
 
@@ -188,9 +188,9 @@ def test_one_image_built_from_the_repository_for_airflow_and_spark(compose: dict
         assert (Path(build["context"]) / build["dockerfile"]).resolve() == DOCKERFILE, name
 
 
-def test_dockerfile_pins_match_pyproject() -> None:
+def test_dockerfile_pins_match_the_constraints_set() -> None:
     text = DOCKERFILE.read_text()
-    airflow = _pyproject_pin("apache-airflow")
+    airflow = _constraints_pin("apache-airflow")
     [base] = re.findall(r"^FROM\s+(\S+)", text, flags=re.MULTILINE)
     assert base == f"apache/airflow:{airflow}-python3.11"
     # pip must not move Airflow away from the base image's version while installing this package.
@@ -198,4 +198,7 @@ def test_dockerfile_pins_match_pyproject() -> None:
     assert "openjdk-17-jre-headless" in text
     # The Delta jars are resolved by the installed package, never restated in the Dockerfile.
     assert "dq-contracts jars fetch" in text and "delta-spark_" not in text.replace("io.delta_delta-spark_", "")
+    # installed with the tested set, the [spark] extra (PySpark's spark-submit in the image)
+    assert "-c /opt/dq-contracts/src/constraints/constraints-3.11.txt" in text
+    assert '"/opt/dq-contracts/src[spark]"' in text
     assert re.search(r"^ENV\s+DQ_CONTRACTS_DELTA_JARS=", text, flags=re.MULTILINE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 
 import datetime as dt
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -321,6 +322,21 @@ def _hook(**kwargs):
 
     kwargs.setdefault("application_args", ["--contract-b64=eA==", "--input=/d"])
     return ContractSubmitHook(**kwargs)
+
+
+def test_hook_refuses_to_submit_over_a_mismatched_pyspark_client(monkeypatch):
+    """pyspark-client of another version overwrote PySpark's Python files: say so, run nothing."""
+    from airflow_dq_contracts import spark_config
+    from airflow_dq_contracts.hooks import ContractJobError
+
+    monkeypatch.delenv("SPARK_HOME", raising=False)
+    monkeypatch.setattr(spark_config, "_dist_version", {"pyspark": "4.1.1", "pyspark-client": "4.2.0"}.__getitem__)
+    hook = _hook()
+    submitted = []
+    monkeypatch.setattr(hook, "submit", lambda *a, **k: submitted.append(a))
+    with pytest.raises(ContractJobError, match="pyspark-client 4.2.0") as caught:
+        hook.submit_job()
+    assert caught.value.kind == "submit_failed" and submitted == []
 
 
 def test_hook_command_ships_the_bundle_delta_and_this_python(monkeypatch, tmp_path):

@@ -21,18 +21,64 @@ def test_pyspark_python_matches_its_jars_and_spark_submit_is_found():
     """pyspark-client must not have overwritten PySpark's Python files with another version's."""
     import pyspark
 
-    assert pyspark.__version__ == spark_config.SPARK_VERSION
-    assert importlib.metadata.version("pyspark") == spark_config.SPARK_VERSION
-    assert importlib.metadata.version("pyspark-client") == spark_config.SPARK_VERSION
+    installed = importlib.metadata.version("pyspark")
+    assert pyspark.__version__ == installed
+    try:  # the Spark provider pulls pyspark-client (6.x); older providers do not
+        assert importlib.metadata.version("pyspark-client") == installed
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    assert spark_config.pyspark_distribution_problem() is None
     jars = glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "spark-core_*.jar"))
     assert jars, "pyspark wheel ships no spark-core jar"
-    assert all(spark_config.SPARK_VERSION in Path(j).name for j in jars), jars
+    assert all(f"-{installed}.jar" in Path(j).name for j in jars), jars
+    assert spark_config.installed_spark_version() == installed
     assert shutil.which("spark-submit"), "spark-submit is not on PATH"
 
 
-def test_delta_python_package_matches_the_maven_coordinate():
+def test_delta_python_package_and_maven_coordinate_follow_the_installed_spark():
     assert importlib.metadata.version("delta-spark") == spark_config.DELTA_VERSION
-    assert spark_config.DELTA_PACKAGE.endswith(":" + spark_config.DELTA_VERSION)
+    minor = ".".join(importlib.metadata.version("pyspark").split(".")[:2])
+    assert spark_config.delta_package() == f"io.delta:delta-spark_{minor}_2.13:{spark_config.DELTA_VERSION}"
+
+
+@pytest.mark.parametrize("spark_version,artifact", [
+    ("4.0.1", "delta-spark_4.0_2.13"), ("4.0.3", "delta-spark_4.0_2.13"),
+    ("4.1.0", "delta-spark_4.1_2.13"), ("4.1.1", "delta-spark_4.1_2.13"),
+])
+def test_delta_package_per_spark_minor(monkeypatch, spark_version, artifact):
+    monkeypatch.delenv(spark_config.DELTA_PACKAGE_ENV, raising=False)
+    assert spark_config.delta_package(spark_version) == f"io.delta:{artifact}:4.4.0"
+
+
+def test_delta_package_override_and_unknown_spark(monkeypatch):
+    monkeypatch.delenv(spark_config.DELTA_PACKAGE_ENV, raising=False)
+    with pytest.raises(ValueError, match="DQ_CONTRACTS_DELTA_PACKAGE"):
+        spark_config.delta_package("3.5.1")
+    monkeypatch.setenv(spark_config.DELTA_PACKAGE_ENV, "io.delta:delta-spark_4.2_2.13:4.5.0")
+    assert spark_config.delta_package("3.5.1") == "io.delta:delta-spark_4.2_2.13:4.5.0"
+    assert spark_config.delta_dependency_conf() in (
+        {"spark.jars.packages": "io.delta:delta-spark_4.2_2.13:4.5.0"},
+        {"spark.jars": ",".join(spark_config.offline_jars())},
+    )
+
+
+def test_spark_home_decides_the_spark_version(monkeypatch, tmp_path):
+    """An existing Spark install (SPARK_HOME) is what spark-submit runs, whatever pip installed."""
+    (tmp_path / "jars").mkdir()
+    (tmp_path / "jars" / "spark-core_2.13-4.0.2.jar").write_bytes(b"")
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))
+    monkeypatch.delenv(spark_config.DELTA_PACKAGE_ENV, raising=False)
+    assert spark_config.installed_spark_version() == "4.0.2"
+    assert spark_config.delta_package() == "io.delta:delta-spark_4.0_2.13:4.4.0"
+
+
+def test_mismatched_pyspark_client_is_named(monkeypatch):
+    versions = {"pyspark": "4.1.1", "pyspark-client": "4.2.0"}
+    monkeypatch.setattr(spark_config, "_dist_version", versions.__getitem__)
+    problem = spark_config.pyspark_distribution_problem()
+    assert problem and "pyspark 4.1.1" in problem and "pyspark-client 4.2.0" in problem
+    versions["pyspark-client"] = "4.1.1"
+    assert spark_config.pyspark_distribution_problem() is None
 
 
 def test_provider_entry_point_and_package_name():
@@ -83,3 +129,4 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "./dev test" in readme.split("\n## ")[0]
     assert "./dev demo" in readme.split("\n## ")[0]
     assert ci.strip().splitlines()[-1] == "exec ./dev test"
+

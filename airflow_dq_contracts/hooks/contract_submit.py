@@ -261,7 +261,17 @@ class ContractSubmitHook(SparkSubmitHook):
     @property
     def rest_endpoint(self) -> str | None:
         """The standalone master's REST server (``http://host:6066``), cluster deploy mode only."""
-        return self._connection.get("rest_endpoint")
+        endpoint = self._connection.get("rest_endpoint")
+        if endpoint or not self.is_standalone_cluster or "," in self.master:
+            return endpoint
+        # Spark providers before 6.3.4 (the newest on Python 3.10) do not derive it: same rule,
+        # from the connection's extras rest_scheme / rest_port.
+        try:
+            extra = self.get_connection(self._conn_id).extra_dejson
+        except AirflowException:
+            extra = {}
+        host = self.master.replace("spark://", "").strip().rsplit(":", 1)[0]
+        return f"{extra.get('rest_scheme', 'http')}://{host}:{extra.get('rest_port', 6066)}"
 
     def _default_conf(self, user_conf: dict[str, str], warehouse: str | None) -> dict[str, str]:
         local = _is_local(self.master)
@@ -358,6 +368,11 @@ class ContractSubmitHook(SparkSubmitHook):
         """
         self.done = None
         self.job_error = None
+        # spark-submit from the pyspark wheel runs that wheel's Python files: if pyspark-client
+        # overwrote them with another version's, say so here rather than as a Py4J error later.
+        mismatch = None if os.environ.get("SPARK_HOME") else spark_config.pyspark_distribution_problem()
+        if mismatch:
+            raise ContractJobError(mismatch, kind="submit_failed")
         if self.is_standalone_cluster:
             return self._submit_standalone_cluster()
         self._refuse_if_killed()
