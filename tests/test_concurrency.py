@@ -91,7 +91,9 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
         assert "download failed" not in output
     rows = _delta_rows(results)
     by_run = sorted((row["run_id"], row["check_id"]) for row in rows)
-    assert by_run == sorted((f"run-{n}", check) for n in range(WRITERS) for check in ("_table_/volume", "id/ids present"))
+    # the two written checks (ids are slugs of the names) and the declared column's schema check
+    checks = ("_table_/volume", "id/ids_present", "id/schema")
+    assert by_run == sorted((f"run-{n}", check) for n in range(WRITERS) for check in checks)
     assert _creations(results) == 1
     # Resolved once, into one complete folder of local jars, and Ivy filled the given (empty) home.
     folders = [p for p in jars_dir.iterdir() if not p.name.startswith(".")]
