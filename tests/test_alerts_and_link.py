@@ -171,7 +171,10 @@ def test_gate_mails_the_owner_and_the_task_links_its_report(setup, smtp):
     report = Path(urlparse(summary["report"]).path)
     assert report == Path(paths["reports"]) / "alert_orders" / f"{summary['run_id']}.html"
     page = report.read_text(encoding="utf-8")
-    assert page.count('<tr data-status="') == len(summary["checks"]) == 2
+    # one row per result: the two written checks and the two declared columns' schema checks
+    assert sorted(c["check_id"] for c in summary["checks"]) == [
+        "order_id/schema", "order_id/unique", "status/known", "status/schema"]
+    assert page.count('<tr data-status="') == len(summary["checks"])
 
     # The extra link: registered by the provider, resolved for this task instance.
     from airflow.providers_manager import ProvidersManager
