@@ -196,9 +196,10 @@ def test_drift_on_p95_after_a_shifted_distribution(spark, tmp_path):
     days[6] = shifted[:180] + [value * 3 for value in shifted[180:]]
     outcome = {n: run_day(spark, contract, amounts, n, results) for n, amounts in days.items()}
 
+    # the schema check of the declared column comes first, then the written checks in document order
     ids = [c.check_id for c in outcome[6].checks]
-    assert ids == ["_table_/rows", "amount/amount_drift/mean", "amount/amount_drift/p95"]
-    assert {c.check_type for c in outcome[6].checks[1:]} == {"drift"}
+    assert ids == ["amount/schema", "_table_/rows", "amount/amount_drift/mean", "amount/amount_drift/p95"]
+    assert {c.check_type for c in outcome[6].checks[2:]} == {"drift"}
     for n in (1, 2, 3):
         assert check(outcome[n], "amount/amount_drift/p95").message == f"learning: {n - 1} of 3 runs"
 
