@@ -50,16 +50,20 @@ def test_delta_package_per_spark_minor(monkeypatch, spark_version, artifact):
     assert spark_config.delta_package(spark_version) == f"io.delta:{artifact}:4.4.0"
 
 
-def test_delta_package_override_and_unknown_spark(monkeypatch):
+def test_delta_package_override_and_unknown_spark(monkeypatch, tmp_path):
+    from airflow_dq_contracts.jars import JarResolutionError
+
     monkeypatch.delenv(spark_config.DELTA_PACKAGE_ENV, raising=False)
     with pytest.raises(ValueError, match="DQ_CONTRACTS_DELTA_PACKAGE"):
         spark_config.delta_package("3.5.1")
     monkeypatch.setenv(spark_config.DELTA_PACKAGE_ENV, "io.delta:delta-spark_4.2_2.13:4.5.0")
     assert spark_config.delta_package("3.5.1") == "io.delta:delta-spark_4.2_2.13:4.5.0"
-    assert spark_config.delta_dependency_conf() in (
-        {"spark.jars.packages": "io.delta:delta-spark_4.2_2.13:4.5.0"},
-        {"spark.jars": ",".join(spark_config.offline_jars())},
-    )
+    # The override is what gets resolved into local jars (never --packages): this coordinate does not
+    # exist, so resolution fails with one message naming it and the offline route.
+    monkeypatch.delenv(spark_config.DELTA_JARS_ENV, raising=False)
+    monkeypatch.setenv("DQ_CONTRACTS_JARS_DIR", str(tmp_path / "jars"))
+    with pytest.raises(JarResolutionError, match=r"delta-spark_4\.2_2\.13:4\.5\.0(.|\n)*Offline route"):
+        spark_config.delta_dependency_conf(ivy_home=str(tmp_path / "ivy"))
 
 
 def test_spark_home_decides_the_spark_version(monkeypatch, tmp_path):
