@@ -256,13 +256,6 @@ def test_strict_field_value_comparison_becomes_a_row_condition():
                        "null_passes": True, "return": "count", "max": 0}]
 
 
-@pytest.mark.skipif(has_check_type("row_condition"), reason="row_condition exists: the comparison is mapped")
-def test_strict_field_value_comparison_is_refused_without_row_condition():
-    with pytest.raises(ContractValidationError) as err:
-        import_datahub_texts([(_one("type: field\nfield: c\ncondition: {type: greater_than, value: 0}"), "f.yaml")])
-    assert "'row_condition' (issue #11)" in err.value.issues[0].message
-
-
 # --------------------------------------------------------------------------------------- malformed DataHub
 
 
