@@ -80,7 +80,9 @@ def test_every_run_upserts_its_version_and_the_report_reads_it(spark, source, tm
 
     # The report, from the real tables: one row per result, samples found through the registry.
     data = load_report_data(f"{wh}/dq_results", "reg_orders", run_id="run-2")
-    assert sorted(c.check_id for c in data.result.checks) == ["order_id/unique", "status/known"]
+    # the written checks and the declared columns' schema checks (enforcement)
+    assert sorted(c.check_id for c in data.result.checks) == [
+        "order_id/schema", "order_id/unique", "status/known", "status/schema"]
     assert data.quarantine_table == f"{wh}/quarantine"
     assert sorted(s["order_id"] for s in data.samples["status/known"]) == [3]
     assert sorted(s["order_id"] for s in data.samples["order_id/unique"]) == [3, 3]
