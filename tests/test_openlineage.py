@@ -181,13 +181,16 @@ def test_dag_run_emits_complete_event_with_assertions_and_metrics(lineage_file, 
     from airflow_dq_contracts.results_store import read_results
 
     rows = read_results(str(results), summary["run_id"])
-    assert len(rows) == 15
-    by_name = {r.check_name: r for r in rows}
+    # 15 written checks + one schema check per declared column (id, amount, status), all passing
+    assert len(rows) == 15 + 3
+    assert sorted(r.check_id for r in rows if r.check_type == "schema") == ["amount/schema", "id/schema",
+                                                                           "status/schema"]
+    by_name = {r.check_name: r for r in rows if r.check_type != "schema"}
     asserted = dataset["facets"]["dataQualityAssertions"]["assertions"]
     assert [(a["name"], a["success"], a.get("column")) for a in asserted] == [
         (c["check_name"], c["status"] == "passed", c["column"]) for c in summary["checks"]]
-    assert {a["name"]: (a["success"], a.get("column")) for a in asserted} == {
-        name: (r.status == "passed", r.column) for name, r in by_name.items()}
+    assert sorted((a["name"], a["success"], a.get("column")) for a in asserted) == sorted(
+        (r.check_name, r.status == "passed", r.column) for r in rows)
     # Written by hand from ROWS: the duplicate id 4, the NULL amount and status LOST fail.
     failed = {a["name"] for a in asserted if not a["success"]}
     assert failed == {"id unique", "amount present", "status known"}
