@@ -112,6 +112,23 @@ def _reset_openlineage_config() -> None:
     get_openlineage_listener().adapter._client = None
 
 
+def _set_openlineage_listener(enabled: bool) -> None:
+    """Register (or drop) the provider's listener with Airflow's listener manager.
+
+    The provider's plugin decides at import time whether to register its listener, and only does so when
+    a transport is configured. In a full session an earlier test has usually loaded the plugins already,
+    without a transport, so the listener must be put in place here to take part in this DAG run.
+    """
+    from airflow.listeners.listener import get_listener_manager
+    from airflow.providers.openlineage.plugins.listener import get_openlineage_listener
+
+    manager, listener = get_listener_manager(), get_openlineage_listener()
+    if enabled:
+        manager.add_listener(listener)  # a no-op when the plugin registered it already
+    elif manager.pm.is_registered(listener):
+        manager.pm.unregister(listener)
+
+
 @pytest.fixture
 def lineage_file(airflow_db, tmp_path, monkeypatch):  # noqa: F811 - airflow_db is the imported fixture
     events = tmp_path / "events.jsonl"
@@ -124,8 +141,10 @@ def lineage_file(airflow_db, tmp_path, monkeypatch):  # noqa: F811 - airflow_db 
     monkeypatch.setenv("DQ_CONTRACTS_JOB_CACHE", str(tmp_path / "job-cache"))
     use_cached_delta_jars(monkeypatch, tmp_path)
     _reset_openlineage_config()
+    _set_openlineage_listener(True)
     yield events
     monkeypatch.undo()
+    _set_openlineage_listener(False)
     _reset_openlineage_config()  # the rest of the session runs without OpenLineage, as before
 
 
