@@ -244,7 +244,10 @@ def test_six_operator_tasks_on_a_fresh_worker_run_together_and_share_one_new_res
                 assert time.monotonic() < deadline, "the dag-processor did not serialise the DAG in time"
                 time.sleep(2)
             _airflow(env, "dags", "unpause", DAG_ID)
-            _airflow(env, "dags", "trigger", DAG_ID, "--run-id", RUN_ID)
+            # With a logical date: a run triggered without one has no data interval in Airflow 3, and the
+            # operator's default reference_time ("{{ data_interval_end }}") does not render then.
+            logical_date = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+            _airflow(env, "dags", "trigger", DAG_ID, "--run-id", RUN_ID, "--logical-date", logical_date)
 
             deadline = time.monotonic() + RUN_DEADLINE_SECONDS
             while True:
