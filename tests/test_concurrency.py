@@ -41,13 +41,15 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _delta_rows(path: Path) -> list[dict]:
+def delta_rows(path: Path) -> list[dict]:
+    """Every row of the Delta table at ``path``, read with delta-rs (not with the Spark code under test)."""
     from deltalake import DeltaTable
 
     return DeltaTable(str(path)).to_pyarrow_table().to_pylist()
 
 
-def _creations(path: Path) -> int:
+def create_table_commits(path: Path) -> int:
+    """How many commits of the Delta table at ``path`` created it (one, when first creation is safe)."""
     from deltalake import DeltaTable
 
     return sum(1 for commit in DeltaTable(str(path)).history() if commit.get("operation") == "CREATE TABLE")
@@ -89,12 +91,12 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
     for proc, output in zip(procs, outputs):
         assert proc.returncode == 0, output[-3000:]
         assert "download failed" not in output
-    rows = _delta_rows(results)
+    rows = delta_rows(results)
     by_run = sorted((row["run_id"], row["check_id"]) for row in rows)
     # the two written checks (ids are slugs of the names) and the declared column's schema check
     checks = ("_table_/volume", "id/ids_present", "id/schema")
     assert by_run == sorted((f"run-{n}", check) for n in range(WRITERS) for check in checks)
-    assert _creations(results) == 1
+    assert create_table_commits(results) == 1
     # Resolved once, into one complete folder of local jars, and Ivy filled the given (empty) home.
     folders = [p for p in jars_dir.iterdir() if not p.name.startswith(".")]
     assert len(folders) == 1 and (folders[0] / ".complete").is_file()
@@ -152,9 +154,9 @@ def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
         table = tmp_path / f"round-{round_no}" / kind
         runs = {f"w{n}-r{round_no}" for n in range(WRITERS)}
         if kind == "results":
-            assert sorted(row["run_id"] for row in _delta_rows(table)) == sorted(runs)  # one copy each
+            assert sorted(row["run_id"] for row in delta_rows(table)) == sorted(runs)  # one copy each
         else:
-            assert sorted((row["_dq_run_id"], row["id"]) for row in _delta_rows(table)) == sorted(
+            assert sorted((row["_dq_run_id"], row["id"]) for row in delta_rows(table)) == sorted(
                 (run, i) for run in runs for i in range(3)), kind
-        assert _creations(table) == 1, (round_no, kind)
+        assert create_table_commits(table) == 1, (round_no, kind)
         assert sorted(p.name for p in table.parent.iterdir()) == [kind]  # nothing else was written

@@ -24,7 +24,6 @@ import datetime as dt
 import logging
 from typing import Any, Mapping
 
-from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -49,11 +48,9 @@ def _ensure_registry(spark: SparkSession, target: _Target) -> None:
             raise SinkError(f"{target} exists but is not a contract registry (missing {', '.join(missing)})",
                             target=target.text)
         return
-    builder = DeltaTable.createIfNotExists(spark)
-    builder = builder.location(target.path) if target.path is not None else builder.tableName(target.name)
-    builder.addColumns(REGISTRY_SCHEMA).comment(
-        "airflow-dq-contracts contract registry: one row per contract version"
-    ).execute()
+    # The sinks' safe first creation (an empty version 0; a writer that loses the race waits and looks again).
+    target.create_if_missing(spark, REGISTRY_SCHEMA,
+                             comment="airflow-dq-contracts contract registry: one row per contract version")
 
 
 def merge_registry_rows(existing: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> dict[str, Any]:

@@ -246,7 +246,17 @@ class _Target:
             builder = builder.partitionedBy(*partition_by)
         if comment:
             builder = builder.comment(comment)
-        builder.execute()
+        try:
+            builder.execute()
+        except (PySparkException, Py4JError) as exc:
+            if is_conflict(exc) or self.path is None or _path_state(spark, self.path) != "delta_log":
+                raise
+            # Another writer's version 0 landed while this one was creating: Delta then fails the
+            # loser with whatever its (stale, cached) log says, e.g. [DELTA_TABLE_NOT_FOUND]. Drop
+            # the cached log and let the retry loop look again (waiting by time, not attempts).
+            _forget_cached_log(spark, self.path)
+            raise _NotDeltaTable(f"{self}: created by another writer meanwhile ({_first_line(exc, 200)})",
+                                 target=self.text) from exc
 
 
 def _nullable(data_type: T.DataType) -> Any:
