@@ -271,6 +271,18 @@ def test_reference_time_normalisation(tmp_path, value, expected):
     assert op._reference_time() == expected
 
 
+@pytest.mark.parametrize("interval_end,expected", [
+    (dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc), "2024-05-02T00:00:00Z"),  # a scheduled run
+    (None, None),       # Airflow 3.1 without a logical date: the name is there, the value None
+    ("absent", None),   # Airflow 3.0 without a logical date: the name is not in the context at all
+])
+def test_default_reference_time_renders_with_or_without_a_data_interval(tmp_path, interval_end, expected):
+    op = _check(tmp_path, contract={"name": "c", "columns": [{"name": "id", "type": "long"}]})
+    context = {} if interval_end == "absent" else {"data_interval_end": interval_end}
+    op.render_template_fields(context, op.dag.get_template_env())  # Airflow's env: StrictUndefined
+    assert op._reference_time() == expected
+
+
 def test_bad_reference_time_fails_clearly(tmp_path):
     op = _check(tmp_path, contract=str(tmp_path / "x.yaml"), reference_time="yesterday-ish")
     assert _fail_message(op._reference_time) == "check: reference_time: not an ISO-8601 time: 'yesterday-ish'"

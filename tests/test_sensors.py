@@ -533,8 +533,11 @@ def test_sensors_inside_dag_test(airflow_db, tmp_path):
     late_writer = _when(lambda: _trigger_row_exists(late), write_events, late, [now_utc()])
     gap_writer = _when(lambda: _rescheduled("gapped_reschedule"), write_daily_partitions, gapped,
                        [dt.date(2024, 1, 4)])
+    # A logical date, as every scheduled run has: then the run has a data interval (the template
+    # below needs one). Without it Airflow 3.0's dag.test() makes a run with neither, 3.1's uses now.
+    start = now_utc()
     try:
-        states, dag_run = run_dag(dag)
+        states, dag_run = run_dag(dag, logical_date=start, run_after=start)
     finally:
         for writer in (late_writer, gap_writer):
             writer["stop"].set()
