@@ -3,8 +3,10 @@
 Two subcommands (``./dev test-matrix`` and ``./dev constraints`` call them):
 
 ``run [NAME…]``
-    Builds the sdist and the wheel (``python -m build``), checks them with ``twine check``, then for
-    every environment of :data:`ENVIRONMENTS` (or the ones named):
+    Builds the sdist and the wheel once (``python -m build``), checks them with ``twine check``, then
+    for every environment of :data:`MATRIX` (or the ones named) steps 1–3, and only then, environment
+    by environment, step 4 (installs are network bound, tests CPU bound: they do not share the
+    machine). Every step's wall-clock time is printed at the end.
 
     1. creates a fresh virtual environment with that Python (``uv venv``);
     2. installs the environment's exact tested set, ``constraints/constraints-<python>.txt``,
