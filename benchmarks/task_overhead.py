@@ -153,7 +153,8 @@ def _child_task(args: argparse.Namespace) -> None:
         def xcom_push(self, **_: Any) -> None:
             return None
 
-    contract = yaml.safe_load(CONTRACT.read_text())
+    # The contract as the source tree under test has it (an older tree may not know newer keys).
+    contract = yaml.safe_load(Path(args.contract).read_text())
     op = ContractCheckOperator(
         task_id="check", contract=contract, input_path=args.input, input_format="delta",
         reference_time=REFERENCE_TIME, results_table=args.results, quarantine_table=args.quarantine,
@@ -232,7 +233,7 @@ def run_task(src: Path, home: Path, input_path: Path, out_dir: Path, run_id: str
     """One task in a fresh process with the package from ``src``; its timings (raises on failure)."""
     command = [sys.executable, str(Path(__file__).resolve()), "_task", "--input", str(input_path),
                "--results", str(out_dir / "dq_results"), "--quarantine", str(out_dir / "dq_quarantine"),
-               "--run-id", run_id]
+               "--run-id", run_id, "--contract", str(src / CONTRACT.relative_to(ROOT))]
     proc = subprocess.run(command, env=_child_env(src, home, extra_env), capture_output=True, text=True,
                           cwd=str(home))
     for line in proc.stdout.splitlines():
@@ -448,6 +449,7 @@ def main(argv: list[str] | None = None) -> None:
     child = sub.add_parser("_task", help=argparse.SUPPRESS)
     for flag in ("--input", "--results", "--quarantine", "--run-id"):
         child.add_argument(flag, required=True)
+    child.add_argument("--contract", default=str(CONTRACT))
     parser.add_argument("--rows", type=int, nargs="+", default=[1000, 100_000, 10_000_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data-dir", default=str(ROOT / ".work" / "bench-task-overhead"),

@@ -21,7 +21,6 @@ import yaml
 
 from airflow_dq_contracts.cli import main
 from airflow_dq_contracts.contract import ContractValidationError, parse_contract
-from airflow_dq_contracts.interop.common import has_check_type, has_top_key
 from airflow_dq_contracts.interop.datahub import import_datahub, import_datahub_texts
 from airflow_dq_contracts.interop.datahub_export import export_datahub, export_datahub_report
 from airflow_dq_contracts.interop.dataplex import import_dataplex, import_dataplex_texts
@@ -32,14 +31,6 @@ DATAPLEX = HERE / "dataplex"
 URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,test_db.public.purchase_events,PROD)"
 HEAD = {"name": "purchase_events", "dataset": {"table": "test_db.public.purchase_events"},
         "metadata": {"datahub_urn": URN}}
-
-needs_sql = pytest.mark.skipif(not has_check_type("sql"), reason="needs check type 'sql' (issue #11)")
-needs_row_condition = pytest.mark.skipif(not has_check_type("row_condition"),
-                                         reason="needs check type 'row_condition' (issue #11)")
-needs_table_condition = pytest.mark.skipif(not has_check_type("table_condition"),
-                                           reason="needs check type 'table_condition' (issue #11)")
-needs_enforcement = pytest.mark.skipif(not has_top_key("enforcement"),
-                                       reason="needs 'enforcement.schema' (issue #10)")
 
 
 def doc(text: str) -> dict:
@@ -89,21 +80,21 @@ DATAHUB_EXPECTED = {
         "name", {"name": "name empty_percentage equal_to 0", "type": "max_length", "length_max": 0,
                  "return": "pct", "equals": 0, "tolerance": 0})]},
 }
-# Once the check types exist (issues #10, #11): what the remaining seed examples import as.
+# What the seed examples that need the second-wave types (sql, enforcement) import as.
 DATAHUB_EXPECTED_LATER = {
-    "11_sql_foreign_key.yaml": (needs_sql, {**HEAD, "checks": [
+    "11_sql_foreign_key.yaml": ({**HEAD, "checks": [
         {"name": "sql equal_to 0", "type": "sql", "return": "value", "equals": 0, "tolerance": 0,
          "query": "SELECT COUNT(*)\nFROM {dataset} AS pe\nLEFT JOIN test_db.public.products AS p\n"
                   "ON pe.product_id = p.id\nWHERE p.id IS NULL"}]}),
-    "12_sql_row_count_difference.yaml": (needs_sql, {**HEAD, "checks": [
+    "12_sql_row_count_difference.yaml": ({**HEAD, "checks": [
         {"name": "sql equal_to 0", "type": "sql", "return": "value", "equals": 0, "tolerance": 0,
          "query": "SELECT COUNT(*) FROM {dataset}\n- (SELECT COUNT(*) FROM test_db.public.purchase_events_raw) "
                   "AS row_count_difference"}]}),
-    "13_schema_exact.yaml": (needs_enforcement, {
+    "13_schema_exact.yaml": ({
         **HEAD, "enforcement": {"schema": {"mode": "exact", "severity": "P0"}},
         "columns": [{"name": "id", "type": "integer"}, {"name": "product_id", "type": "string"},
                     {"name": "amount", "type": "decimal"}, {"name": "updated_at", "type": "timestamp"}]}),
-    "14_schema_contains.yaml": (needs_enforcement, {
+    "14_schema_contains.yaml": ({
         **HEAD, "enforcement": {"schema": {"mode": "contains", "severity": "P0"}},
         "columns": [{"name": "id", "type": "integer"}, {"name": "product_id", "type": "string"},
                     {"name": "amount", "type": "number"}]}),
@@ -129,18 +120,7 @@ def load_contract_text(text: str):
 
 @pytest.mark.parametrize("name", sorted(DATAHUB_EXPECTED_LATER))
 def test_datahub_seed_example_needing_new_types(name):
-    _, expected = DATAHUB_EXPECTED_LATER[name]
-    needed = "sql" if "sql" in name else "enforcement"
-    present = has_check_type("sql") if needed == "sql" else has_top_key("enforcement")
-    if not present:  # refused now, located at the assertion, naming what is missing
-        with pytest.raises(ContractValidationError) as err:
-            import_datahub([DATAHUB / name])
-        (issue,) = err.value.issues
-        assert (Path(issue.file).name, issue.line, issue.path) == (name, 4, "assertions[0]")
-        assert ("check type 'sql'" if needed == "sql" else "enforcement") in issue.message
-        pytest.fail("mapping cannot be checked: this build lacks " + ("check type 'sql' (issue #11)" if needed == "sql"
-                                                      else "'enforcement.schema' (issue #10)"))
-    assert doc(import_datahub([DATAHUB / name])) == expected
+    assert doc(import_datahub([DATAHUB / name])) == DATAHUB_EXPECTED_LATER[name]
 
 
 def test_seed_regex_example_verbatim_is_invalid_yaml_with_a_located_error():
@@ -248,7 +228,6 @@ def test_field_values_between_with_nulls_failing_adds_a_null_check():
                                                                          ("missing", None, 0)]
 
 
-@needs_row_condition
 def test_strict_field_value_comparison_becomes_a_row_condition():
     checks = _checks(import_datahub_texts([(_one("type: field\nfield: c\ncondition: {type: greater_than, value: 0}"),
                                             "f.yaml")]))
@@ -367,14 +346,9 @@ def test_dataplex_seed_example_imports_field_by_field(name):
 @pytest.mark.parametrize("name", sorted(DATAPLEX_EXPECTED_LATER))
 def test_dataplex_seed_example_needing_new_types(name):
     needed, expected = DATAPLEX_EXPECTED_LATER[name]
-    if not has_check_type(needed):
-        with pytest.raises(ContractValidationError) as err:
-            import_dataplex([DATAPLEX / name], table="shop.orders")
-        (issue,) = err.value.issues
-        assert issue.path == "rules[0]" and f"check type '{needed}' (issue #11)" in issue.message
-        pytest.fail(f"mapping cannot be checked: this build lacks check type {needed} (issue #11)")
-    assert doc(import_dataplex([DATAPLEX / name], table="shop.orders")) == {
-        "name": "orders", "dataset": {"table": "shop.orders"}, **expected}
+    imported = doc(import_dataplex([DATAPLEX / name], table="shop.orders"))
+    assert [check["type"] for check in imported["checks"]] == [needed]
+    assert imported == {"name": "orders", "dataset": {"table": "shop.orders"}, **expected}
 
 
 @pytest.mark.parametrize("rule, located", [
@@ -624,12 +598,9 @@ def test_cli_refusals_are_located_and_exit_1(tmp_path):
     assert code == 1 and "file not found" in err and "Traceback" not in err
 
 
-# --------------------------------------------------------------------------------------- once #10 / #11 land
+# --------------------------------------------------------------------------------------- evaluated on Spark
 
 
-@needs_row_condition
-@needs_table_condition
-@needs_sql
 @pytest.mark.spark
 def test_dataplex_condition_and_sql_rules_evaluate_on_spark(spark):
     from pyspark.sql import types as T
@@ -652,7 +623,6 @@ def test_dataplex_condition_and_sql_rules_evaluate_on_spark(spark):
     assert bad_result["_table_/no_negative_prices"].metric_value == 1
 
 
-@needs_enforcement
 @pytest.mark.spark
 def test_datahub_schema_assertions_evaluate_on_spark(spark):
     from pyspark.sql import types as T
