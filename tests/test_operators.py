@@ -352,14 +352,15 @@ def test_hook_refuses_to_submit_over_a_mismatched_pyspark_client(monkeypatch):
 
 
 def test_hook_command_ships_the_bundle_delta_and_this_python(monkeypatch, tmp_path):
-    from airflow_dq_contracts import jars
+    from airflow_dq_contracts import jars, spark_config
 
     monkeypatch.delenv("DQ_CONTRACTS_DELTA_JARS", raising=False)
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
     monkeypatch.delenv("PYSPARK_DRIVER_PYTHON", raising=False)
     # The packages' folder as an earlier task resolved it: used as it is, no Ivy run.
     monkeypatch.setenv(jars.JARS_DIR_ENV, str(tmp_path))
-    folder = tmp_path / jars.folder_name(["org.example:extra:1.0", "io.delta:delta-spark_4.1_2.13:4.4.0"])
+    # Delta's artifact follows the installed Spark (4.0 or 4.1)
+    folder = tmp_path / jars.folder_name(["org.example:extra:1.0", spark_config.delta_package()])
     folder.mkdir()
     for name in ("delta-spark.jar", "extra.jar"):
         (folder / name).write_bytes(b"")
