@@ -5,8 +5,8 @@
   each started its own Ivy resolve into the one cache and they failed with
   ``[download failed: …zstd-jni.jar, …]``. Now one resolves, the others wait and reuse its folder,
   and all six results land in one results table that none of them found (one copy each).
-* Six writer processes, ten times over, released together to write into results, quarantine and
-  valid tables that do not exist yet. Before the fix a loser failed with
+* Six writer processes, ten times over, released together to write into one table that does not
+  exist yet: a results, quarantine or valid table in turn. Before the fix a loser failed with
   ``[DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION]`` or ``… exists but is not a Delta table``: its
   JVM's cached Delta log of the path predated the winner's first commit and was never refreshed.
 
@@ -121,8 +121,12 @@ def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
             assert not dead, (tmp_path / f"writer-{dead[0]}.err").read_text()[-3000:]
             assert time.monotonic() < deadline, "writers did not start"
             time.sleep(0.5)
+        # All six released at once; each round is one write onto a new table, so the writers stay
+        # nearly in step and race to create every round's table. (Releasing each round only once all
+        # six finished the last made every round a six-way commit conflict on appends too: on a loaded
+        # two-core machine, over 25 minutes.)
         for round_no in range(ROUNDS):
-            (tmp_path / f"go-{round_no}").touch()  # all six released at once
+            (tmp_path / f"go-{round_no}").touch()
         outcomes = []
         for n, proc in enumerate(procs):
             proc.wait(timeout=max(1.0, deadline - time.monotonic()))
@@ -140,14 +144,17 @@ def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
     failures = [o for o in outcomes if not o["ok"]]
     assert not failures, failures[:3]
     assert len(outcomes) == WRITERS * ROUNDS
+    kinds = ("results", "quarantine", "valid")  # the writers' turn order (sink_writer.KINDS)
+    assert sorted((o["round"], o["kind"]) for o in outcomes) == sorted(
+        (r, kinds[r % 3]) for r in range(ROUNDS) for _ in range(WRITERS))
     for round_no in range(ROUNDS):
-        folder = tmp_path / f"round-{round_no}"
+        kind = kinds[round_no % 3]
+        table = tmp_path / f"round-{round_no}" / kind
         runs = {f"w{n}-r{round_no}" for n in range(WRITERS)}
-        results = _delta_rows(folder / "results")
-        assert sorted(row["run_id"] for row in results) == sorted(runs)  # one copy each
-        for kind in ("quarantine", "valid"):
-            rows = _delta_rows(folder / kind)
-            assert sorted((row["_dq_run_id"], row["id"]) for row in rows) == sorted(
+        if kind == "results":
+            assert sorted(row["run_id"] for row in _delta_rows(table)) == sorted(runs)  # one copy each
+        else:
+            assert sorted((row["_dq_run_id"], row["id"]) for row in _delta_rows(table)) == sorted(
                 (run, i) for run in runs for i in range(3)), kind
-        for kind in ("results", "quarantine", "valid"):
-            assert _creations(folder / kind) == 1, (round_no, kind)
+        assert _creations(table) == 1, (round_no, kind)
+        assert sorted(p.name for p in table.parent.iterdir()) == [kind]  # nothing else was written

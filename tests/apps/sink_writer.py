@@ -3,8 +3,8 @@
 A separate process, with its own JVM and so its own Delta log cache, is what a second Airflow task
 is; threads of one SparkSession share one cache and hide the race. The process starts one local
 SparkSession, says ``ready``, then for each round waits for ``<root>/go-<round>`` (all writers are
-released together) and writes its own run into the *new* results, quarantine and valid tables of
-``<root>/round-<round>/``. One JSON line per round on stdout: ``{"round", "ok", "error"}``.
+released together) and writes its own run into one *new* table of ``<root>/round-<round>/``: the results, quarantine and valid tables in turn (round
+``r`` writes ``KINDS[r % 3]``). One JSON line per round on stdout: ``{"round", "kind", "ok", "error"}``.
 
 Example::
 
@@ -19,6 +19,8 @@ import json
 import sys
 import time
 from pathlib import Path
+
+KINDS = ("results", "quarantine", "valid")
 
 
 def main() -> int:
@@ -51,14 +53,18 @@ def main() -> int:
                              passed=True, failed_rows=None, message="", row_count=3,
                              evaluated_at=dt.datetime.now(dt.timezone.utc))
         rows = spark.range(3).withColumn("writer", F.lit(args.writer))
-        outcome: dict = {"round": round_no, "ok": True, "error": None}
+        kind = KINDS[round_no % len(KINDS)]
+        outcome: dict = {"round": round_no, "kind": kind, "ok": True, "error": None}
         try:
-            sinks.write_results(spark, [record], str(folder / "results"), run_id=run_id)
-            sinks.write_quarantine(spark, rows.withColumn("_dq_violations", F.expr(violation)),
-                                   str(folder / "quarantine"), run_id=run_id)
-            sinks.write_valid(spark, rows, str(folder / "valid"), run_id=run_id)
+            if kind == "results":
+                sinks.write_results(spark, [record], str(folder / kind), run_id=run_id)
+            elif kind == "quarantine":
+                sinks.write_quarantine(spark, rows.withColumn("_dq_violations", F.expr(violation)),
+                                       str(folder / kind), run_id=run_id)
+            else:
+                sinks.write_valid(spark, rows, str(folder / kind), run_id=run_id)
         except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it
-            outcome = {"round": round_no, "ok": False, "error": f"{type(exc).__name__}: {str(exc)[:1500]}"}
+            outcome = {**outcome, "ok": False, "error": f"{type(exc).__name__}: {str(exc)[:1500]}"}
         print(json.dumps(outcome), flush=True)
     spark.stop()
     return 0
