@@ -29,3 +29,14 @@ def spark():
     session = get_spark(app_name="dq-contracts-tests", master="local[2]")
     yield session
     session.stop()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that asks for the ``spark`` fixture is a Spark test, marked or not.
+
+    ``-m "not spark"`` (the compatibility matrix's plain-Python step, a quick local run) must never
+    start a JVM because one test forgot its marker (test_enforcement's Spark tests had none).
+    """
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)

@@ -180,8 +180,10 @@ def test_the_provider_shows_in_airflow_providers_list(env):
     out = subprocess.run([str(Path(sys.executable).parent / "airflow"), "providers", "list", "-o", "json"],
                          capture_output=True, text=True, env=os.environ.copy(), timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    start = out.stdout.index("[")
-    providers = {p["package_name"]: p for p in json.loads(out.stdout[start:])}
+    # The listing is a JSON array of objects; Airflow 3.0 prints log lines ("[2026-…] {plugins.py…}")
+    # to stdout before it, so the array is found by its "[{", not by the first "[".
+    listing, _ = json.JSONDecoder().raw_decode(out.stdout, out.stdout.index("[{"))
+    providers = {p["package_name"]: p for p in listing}
     assert "airflow-dq-contracts" in providers
 
 

@@ -21,6 +21,8 @@ from airflow_dq_contracts import jars, spark_config
 
 ROOT = Path(__file__).resolve().parent.parent
 DELTA = spark_config.delta_package()
+# Ivy's file name of the Delta jar for the installed Spark (4.0 and 4.1 need different artifacts).
+DELTA_JAR = "{0}_{1}-{2}.jar".format(*DELTA.split(":"))
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -53,7 +55,7 @@ def unreachable_settings(tmp_path) -> Path:
 
 def test_folder_names_are_readable_and_keyed_by_every_coordinate():
     one = jars.folder_name(DELTA)
-    assert one.startswith("io.delta_delta-spark_4.1_2.13-4.4.0-")
+    assert one.startswith(DELTA_JAR.removesuffix(".jar") + "-")
     assert jars.folder_name([DELTA]) == one == jars.folder_name(f" {DELTA} ")
     two = jars.folder_name([DELTA, "org.example:extra:1.0"])
     assert two != one and "+1-" in two
@@ -86,7 +88,7 @@ def test_four_processes_resolve_once_into_one_complete_folder(tmp_path):
     folder = tmp_path / "jars" / jars.folder_name(DELTA)
     assert [Path(p) for p in answers[0]] == sorted(folder.glob("*.jar"))
     names = {Path(p).name for p in answers[0]}
-    assert "io.delta_delta-spark_4.1_2.13-4.4.0.jar" in names and "io.delta_delta-storage-4.4.0.jar" in names
+    assert DELTA_JAR in names and "io.delta_delta-storage-4.4.0.jar" in names
     assert not any(name.startswith("org.scala-lang_scala-library") for name in names)  # Spark ships its own
     assert sorted((folder / jars.COMPLETE_MARKER).read_text().split()) == sorted(names)
     # Nothing else left behind: the one folder and its lock file, no staging folder.
@@ -96,11 +98,11 @@ def test_four_processes_resolve_once_into_one_complete_folder(tmp_path):
 def test_a_half_written_folder_is_never_used(tmp_path):
     folder = tmp_path / jars.folder_name(DELTA)
     folder.mkdir()
-    (folder / "io.delta_delta-spark_4.1_2.13-4.4.0.jar").write_bytes(b"truncated")  # no marker: cut short
+    (folder / DELTA_JAR).write_bytes(b"truncated")  # no marker: cut short
     assert jars.complete_jars(folder) is None
     found = jars.resolve([DELTA], tmp_path)
     assert (folder / jars.COMPLETE_MARKER).is_file() and len(found) > 2
-    assert (folder / "io.delta_delta-spark_4.1_2.13-4.4.0.jar").read_bytes() != b"truncated"
+    assert (folder / DELTA_JAR).read_bytes() != b"truncated"
 
 
 def test_an_unreachable_repository_fails_once_with_the_offline_route(tmp_path, unreachable_settings):

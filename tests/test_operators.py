@@ -271,6 +271,18 @@ def test_reference_time_normalisation(tmp_path, value, expected):
     assert op._reference_time() == expected
 
 
+@pytest.mark.parametrize("interval_end,expected", [
+    (dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc), "2024-05-02T00:00:00Z"),  # a scheduled run
+    (None, None),       # Airflow 3.1 without a logical date: the name is there, the value None
+    ("absent", None),   # Airflow 3.0 without a logical date: the name is not in the context at all
+])
+def test_default_reference_time_renders_with_or_without_a_data_interval(tmp_path, interval_end, expected):
+    op = _check(tmp_path, contract={"name": "c", "columns": [{"name": "id", "type": "long"}]})
+    context = {} if interval_end == "absent" else {"data_interval_end": interval_end}
+    op.render_template_fields(context, op.dag.get_template_env())  # Airflow's env: StrictUndefined
+    assert op._reference_time() == expected
+
+
 def test_bad_reference_time_fails_clearly(tmp_path):
     op = _check(tmp_path, contract=str(tmp_path / "x.yaml"), reference_time="yesterday-ish")
     assert _fail_message(op._reference_time) == "check: reference_time: not an ISO-8601 time: 'yesterday-ish'"
@@ -340,14 +352,15 @@ def test_hook_refuses_to_submit_over_a_mismatched_pyspark_client(monkeypatch):
 
 
 def test_hook_command_ships_the_bundle_delta_and_this_python(monkeypatch, tmp_path):
-    from airflow_dq_contracts import jars
+    from airflow_dq_contracts import jars, spark_config
 
     monkeypatch.delenv("DQ_CONTRACTS_DELTA_JARS", raising=False)
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
     monkeypatch.delenv("PYSPARK_DRIVER_PYTHON", raising=False)
     # The packages' folder as an earlier task resolved it: used as it is, no Ivy run.
     monkeypatch.setenv(jars.JARS_DIR_ENV, str(tmp_path))
-    folder = tmp_path / jars.folder_name(["org.example:extra:1.0", "io.delta:delta-spark_4.1_2.13:4.4.0"])
+    # Delta's artifact follows the installed Spark (4.0 or 4.1)
+    folder = tmp_path / jars.folder_name(["org.example:extra:1.0", spark_config.delta_package()])
     folder.mkdir()
     for name in ("delta-spark.jar", "extra.jar"):
         (folder / name).write_bytes(b"")

@@ -438,13 +438,18 @@ def test_trigger_does_not_block_the_event_loop(tmp_path):
 # ----------------------------------------------------------------------------------- dag.test
 
 
-def _when(condition, action, *args, limit: float = 90.0) -> dict:
-    """Run ``action(*args)`` in a thread as soon as ``condition()`` holds; report whether it did."""
-    seen: dict = {"fired": False}
+def _when(condition, action, *args) -> dict:
+    """Run ``action(*args)`` in a thread as soon as ``condition()`` holds; report whether it did.
+
+    The thread watches until the caller sets ``seen["stop"]`` (when the DAG run is over), not for a
+    fixed time: tasks ahead of the watched one may take minutes on a slow or busy machine (they did
+    on Python 3.13), and a watcher that gave up earlier would starve the sensor into a false failure.
+    The sensors' own timeouts bound the DAG run, so the watch ends too.
+    """
+    seen: dict = {"fired": False, "stop": threading.Event()}
 
     def run():
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
+        while not seen["stop"].is_set():
             try:
                 if condition():
                     action(*args)
@@ -452,7 +457,7 @@ def _when(condition, action, *args, limit: float = 90.0) -> dict:
                     return
             except Exception as exc:  # SQLite busy while dag.test writes: try again
                 seen["last_error"] = repr(exc)
-            time.sleep(0.1)
+            seen["stop"].wait(0.1)
 
     seen["thread"] = threading.Thread(target=run, daemon=True)
     seen["thread"].start()
@@ -528,9 +533,15 @@ def test_sensors_inside_dag_test(airflow_db, tmp_path):
     late_writer = _when(lambda: _trigger_row_exists(late), write_events, late, [now_utc()])
     gap_writer = _when(lambda: _rescheduled("gapped_reschedule"), write_daily_partitions, gapped,
                        [dt.date(2024, 1, 4)])
-    states, dag_run = run_dag(dag)
-    for writer in (late_writer, gap_writer):
-        writer["thread"].join(timeout=5)
+    # A logical date, as every scheduled run has: then the run has a data interval (the template
+    # below needs one). Without it Airflow 3.0's dag.test() makes a run with neither, 3.1's uses now.
+    start = now_utc()
+    try:
+        states, dag_run = run_dag(dag, logical_date=start, run_after=start)
+    finally:
+        for writer in (late_writer, gap_writer):
+            writer["stop"].set()
+            writer["thread"].join()
     assert late_writer["fired"] and gap_writer["fired"], (late_writer, gap_writer)
 
     assert states == {

@@ -41,7 +41,7 @@ HTTP, else the file's own URI). A report that cannot be written is logged and ne
 
 Templating: ``contract`` (a path is read and *its text* rendered with Jinja, so a YAML contract may
 use ``{{ ds }}``; ``render_contract=False`` turns that off, e.g. for regexes containing ``{{``),
-``table``, ``input_path``, ``filter``, ``reference_time`` (default ``{{ data_interval_end }}``; a run
+``table``, ``input_path``, ``filter``, ``reference_time`` (default the run's ``data_interval_end``; a run
 without a data interval uses the evaluation time), the output tables and ``spark_conf``.
 
 Example::
@@ -254,6 +254,13 @@ def _row_count(contract: Contract, records: list[CheckResult], reported: dict[st
 # --------------------------------------------------------------------------------------- operator
 
 
+# The run's data_interval_end; a run without a logical date (asset-triggered, or manual without one)
+# has no data interval, and Airflow then leaves the name out of the context, so plain
+# "{{ data_interval_end }}" would fail the task with a Jinja UndefinedError. Such a run is measured
+# against the evaluation time instead ('' means that, see _reference_time).
+DEFAULT_REFERENCE_TIME = "{{ data_interval_end | default('', true) }}"
+
+
 class ContractCheckOperator(BaseOperator):
     """Evaluate a data contract on a dataset with Spark; push the summary to XCom (see module docs).
 
@@ -317,7 +324,7 @@ class ContractCheckOperator(BaseOperator):
         input_path: str | None = None,
         input_format: str | None = "delta",
         filter: str | None = None,  # noqa: A002 - the fixed public name
-        reference_time: str | dt.datetime | None = "{{ data_interval_end }}",
+        reference_time: str | dt.datetime | None = DEFAULT_REFERENCE_TIME,
         results_table: str | None = None,
         quarantine_table: str | None = None,
         valid_table: str | None = None,
