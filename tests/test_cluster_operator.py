@@ -574,7 +574,11 @@ def test_a_job_that_ends_while_the_master_is_down_still_settles_the_task(doomed_
     cluster = doomed_cluster
     _connect(monkeypatch, cluster, "cluster")
     day = dt.date(2024, 6, 12)
-    daily, _ = _daily_check(monkeypatch, shared_env, day, retries=0)
+    # The hook waits for the absent master as long as the job may still run: a deadline generous
+    # enough for a loaded machine (with the default 60 s, a job slowed by load outlived the wait and
+    # the task gave up with "lost the Spark master" before the job's marker file settled it).
+    daily, _ = _daily_check(monkeypatch, shared_env, day, retries=0,
+                            submit_kwargs={"master_unreachable_timeout": 600})
     drivers_before = _driver_ids(cluster)
     watcher = Watcher(cluster, _executors_working(cluster, drivers_before), cluster.kill_master)
     watcher.start()
