@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 #: The registry table's Spark schema, from the plain-Python ``REGISTRY_COLUMNS``.
 REGISTRY_SCHEMA = T.StructType([T.StructField(name, _SPARK_TYPES[kind], True) for name, kind in REGISTRY_COLUMNS])
 
+
 def _ensure_registry(spark: SparkSession, target: _Target) -> None:
     if target.exists(spark):
         present = set(target.read(spark).columns)

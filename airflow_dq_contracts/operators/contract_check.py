@@ -254,13 +254,6 @@ def _row_count(contract: Contract, records: list[CheckResult], reported: dict[st
 # --------------------------------------------------------------------------------------- operator
 
 
-# The run's data_interval_end; a run without a logical date (asset-triggered, or manual without one)
-# has no data interval, and Airflow then leaves the name out of the context, so plain
-# "{{ data_interval_end }}" would fail the task with a Jinja UndefinedError. Such a run is measured
-# against the evaluation time instead ('' means that, see _reference_time).
-DEFAULT_REFERENCE_TIME = "{{ data_interval_end | default('', true) }}"
-
-
 class ContractCheckOperator(BaseOperator):
     """Evaluate a data contract on a dataset with Spark; push the summary to XCom (see module docs).
 
@@ -324,7 +317,7 @@ class ContractCheckOperator(BaseOperator):
         input_path: str | None = None,
         input_format: str | None = "delta",
         filter: str | None = None,  # noqa: A002 - the fixed public name
-        reference_time: str | dt.datetime | None = DEFAULT_REFERENCE_TIME,
+        reference_time: str | dt.datetime | None = "{{ data_interval_end }}",
         results_table: str | None = None,
         quarantine_table: str | None = None,
         valid_table: str | None = None,
@@ -411,6 +404,12 @@ class ContractCheckOperator(BaseOperator):
 
     def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
         """Render the templated fields; the contract's *file text* is rendered, with located errors."""
+        if "data_interval_end" not in context:
+            # A run without a logical date (asset-triggered, or manual without one) has no data
+            # interval, and Airflow 3.0 leaves the name out of the context: the default
+            # reference_time "{{ data_interval_end }}" would fail the task on Jinja's StrictUndefined.
+            # As on Airflow 3.1 (the name present, None), such a run uses the evaluation time.
+            context = {**context, "data_interval_end": None}  # type: ignore[assignment]
         source = self.contract
         self.contract = None  # type: ignore[assignment] - rendered below, once
         try:
