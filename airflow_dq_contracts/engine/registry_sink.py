@@ -20,7 +20,6 @@ Example::
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from typing import Any, Mapping
 
@@ -31,7 +30,18 @@ from pyspark.sql import types as T
 from airflow_dq_contracts.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
 from airflow_dq_contracts.results import to_utc
 
-from .sinks import _EPOCH, _SPARK_TYPES, SinkError, _check_attempts, _resolve, _Target, _with_retries, spark_sql_string
+from .sinks import (
+    _EPOCH,
+    _SPARK_TYPES,
+    SinkError,
+    _check_attempts,
+    _replace_where,
+    _resolve,
+    _Target,
+    _with_retries,
+    spark_sql_string,
+    utc_from_micros,
+)
 
 __all__ = ["REGISTRY_SCHEMA", "merge_registry_rows", "write_registry"]
 
@@ -89,20 +99,13 @@ def _key_predicate(row: Mapping[str, Any]) -> str:
 
 
 def _read_key(spark: SparkSession, target: _Target, predicate: str) -> list[dict[str, Any]]:
-    """The registry rows matching ``predicate``, their times as aware UTC datetimes.
-
-    Timestamps travel as epoch microseconds: ``collect()`` would give naive datetimes in the
-    Python process's local zone.
-    """
+    """The registry rows matching ``predicate``, their times as aware UTC datetimes."""
     columns = [F.unix_micros(F.col(name)).alias(name) if name in REGISTRY_TIME_COLUMNS else F.col(name)
                for name, _ in REGISTRY_COLUMNS]
     rows = []
     for found in target.read(spark).where(predicate).select(*columns).collect():
         row = found.asDict()
-        for name in REGISTRY_TIME_COLUMNS:
-            if row[name] is not None:
-                row[name] = _EPOCH + dt.timedelta(microseconds=row[name])
-        rows.append(row)
+        rows.append({**row, **{name: utc_from_micros(row[name]) for name in REGISTRY_TIME_COLUMNS}})
     return rows
 
 
@@ -132,11 +135,7 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
         merged = merge_registry_rows(existing, row)
         frame = spark.createDataFrame([tuple(merged.get(name) for name, _ in REGISTRY_COLUMNS)],
                                       schema=REGISTRY_SCHEMA)
-        writer = frame.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
-        if resolved.path is not None:
-            writer.save(resolved.path)
-        else:
-            writer.saveAsTable(resolved.name)
+        _replace_where(frame, resolved, predicate)
 
     _with_retries(attempt, resolved, max_attempts)
     log.info("%s: registered %s %s (run %s)", resolved, row.get("contract_name"), row.get("contract_version"),

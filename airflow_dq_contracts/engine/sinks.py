@@ -452,12 +452,26 @@ def _replace_run_rows(
     ``run_column`` is one of our fixed, plain column names, so it needs no quoting (and the
     predicate reads naturally in the table history).
     """
-    writer = (
-        df.write.format("delta")
-        .mode("overwrite")
-        .option("replaceWhere", f"{run_column} = {spark_sql_string(run_id)}")
-        .option("userMetadata", token)
-    )
+    _replace_where(df, target, f"{run_column} = {spark_sql_string(run_id)}", token=token,
+                   merge_schema=merge_schema, partition_by=partition_by)
+
+
+def _replace_where(
+    df: DataFrame,
+    target: _Target,
+    predicate: str,
+    *,
+    token: str | None = None,
+    merge_schema: bool = False,
+    partition_by: Sequence[str] = (),
+) -> None:
+    """One commit that replaces the rows matching the SQL ``predicate`` by ``df`` (which must match it).
+
+    ``token`` tags the commit (``userMetadata``) so it can be found in the history.
+    """
+    writer = df.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
+    if token is not None:
+        writer = writer.option("userMetadata", token)
     if merge_schema:
         writer = writer.option("mergeSchema", "true")
     if partition_by:
@@ -466,6 +480,18 @@ def _replace_run_rows(
         writer.save(target.path)
     else:
         writer.saveAsTable(target.name)
+
+
+def utc_from_micros(micros: int | None) -> dt.datetime | None:
+    """An epoch-microseconds value (``unix_micros`` of a timestamp column) as an aware UTC datetime.
+
+    Timestamps are collected as epoch microseconds because ``collect()`` would turn them into naive
+    datetimes in the Python process's local zone.
+
+    >>> utc_from_micros(1_000_000).isoformat(), utc_from_micros(None)
+    ('1970-01-01T00:00:01+00:00', None)
+    """
+    return None if micros is None else _EPOCH + dt.timedelta(microseconds=micros)
 
 
 def _rows_committed(spark: SparkSession, target: _Target, token: str) -> int | None:
@@ -634,8 +660,7 @@ def read_results(spark: SparkSession, target: str, run_id: str | None = None) ->
     for row in rows:
         data = row.asDict()
         for name in TIME_RESULT_COLUMNS:
-            micros = data[name]
-            data[name] = None if micros is None else _EPOCH + dt.timedelta(microseconds=micros)
+            data[name] = utc_from_micros(data[name])
         records.append(CheckResult.from_dict(data))
     records.sort(key=lambda r: (r.run_id or "", r.contract_name or "", r.check_id or ""))
     return records
