@@ -1,4 +1,5 @@
-"""``dq-contracts jars fetch|path``: Delta's jars ahead of time (image builds, air-gapped clusters).
+"""``dq-contracts jars fetch|path``: Delta's jars ahead of time (image builds, air-gapped clusters);
+``dq-contracts jvm-archive build|path``: the class-data-sharing archive of short drivers (jvm_archive.py).
 
 ``fetch`` resolves them once (:func:`airflow_dq_contracts.jars.resolve`, under the same lock every
 submission takes) and prints the folder; ``path`` prints the folder a submission will use and
@@ -16,7 +17,7 @@ import argparse
 import os
 import sys
 
-from airflow_dq_contracts import jars, spark_config
+from airflow_dq_contracts import jars, jvm_archive, spark_config
 
 EXIT_OK = 0
 EXIT_MISSING = 1
@@ -53,6 +54,30 @@ def _path(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _archive_build(args: argparse.Namespace) -> int:
+    try:
+        archive = jvm_archive.build(force=args.force, log=lambda text: print(text, file=sys.stderr))
+    except (jvm_archive.ArchiveError, jars.JarResolutionError) as exc:
+        print(f"dq-contracts jvm-archive build: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(archive)
+    return EXIT_OK
+
+
+def _archive_path(args: argparse.Namespace) -> int:
+    archive = jvm_archive.planned_archive()
+    if archive is None:
+        print(f"[dq-contracts] off (${jvm_archive.ARCHIVE_ENV}), or Java/Spark not found", file=sys.stderr)
+        return EXIT_MISSING
+    print(archive)
+    if jvm_archive.java_option() is None:
+        print("[dq-contracts] not built yet; `dq-contracts jvm-archive build` makes it", file=sys.stderr)
+        return EXIT_MISSING
+    print(f"[dq-contracts] {archive.stat().st_size / 1e6:.0f} MB; local and client-mode drivers map it",
+          file=sys.stderr)
+    return EXIT_OK
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``jars fetch`` and ``jars path`` on the ``dq-contracts`` subparsers."""
     p_jars = sub.add_parser("jars", help="Delta's jars: resolve them ahead of time, or show where they are")
@@ -66,3 +91,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p_path.add_argument("--dir", default=None, metavar="DIR", help=dir_help)
     p_path.add_argument("--list", action="store_true", help="also print every jar")
     p_path.set_defaults(func=_path)
+
+    p_archive = sub.add_parser("jvm-archive", help="class-data-sharing archive that shortens every driver's start")
+    archive_actions = p_archive.add_subparsers(dest="archive_command", required=True)
+    p_build = archive_actions.add_parser("build", help="build it now by running the job once on a tiny table")
+    p_build.add_argument("--force", action="store_true", help="rebuild even when it exists")
+    p_build.set_defaults(func=_archive_build)
+    p_apath = archive_actions.add_parser("path", help="print the archive drivers will map; exit 1 if not built")
+    p_apath.set_defaults(func=_archive_path)

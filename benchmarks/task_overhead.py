@@ -158,7 +158,7 @@ def _child_task(args: argparse.Namespace) -> None:
     op = ContractCheckOperator(
         task_id="check", contract=contract, input_path=args.input, input_format="delta",
         reference_time=REFERENCE_TIME, results_table=args.results, quarantine_table=args.quarantine,
-        fail_on_gate=False,
+        fail_on_gate=False, spark_conf=json.loads(os.environ.get("DQ_BENCH_SPARK_CONF", "{}")),
     )
     began = time.time()
     summary = op.execute({"ti": TaskInstance(args.run_id)})  # type: ignore[arg-type]
@@ -242,12 +242,14 @@ def run_task(src: Path, home: Path, input_path: Path, out_dir: Path, run_id: str
     raise RuntimeError(f"task run failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
 
 
-def run_trivial(home: Path) -> float:
+def run_trivial(home: Path, java_options: str | None = None) -> float:
     """Seconds of a bare spark-submit that starts a session and counts one row."""
     script = home / "trivial_job.py"
     script.write_text(TRIVIAL_JOB)
     command = ["spark-submit", "--master", MASTER, "--conf", "spark.ui.enabled=false",
                "--conf", "spark.log.level=WARN", str(script)]
+    if java_options:
+        command[1:1] = ["--conf", f"spark.driver.extraJavaOptions={java_options}"]
     env = _child_env(ROOT, home, {})
     began = time.perf_counter()
     proc = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -270,7 +272,15 @@ def overhead(args: argparse.Namespace) -> None:
         variants.append(("before", Path(args.before_src).resolve(), {}))
     if args.jars_dir:
         variants.append(("task+jars", ROOT, {"DQ_CONTRACTS_DELTA_JARS": str(Path(args.jars_dir).resolve())}))
+    for label, conf in args.conf_variant or []:
+        json.loads(conf)  # fail now, not in the child
+        variants.append((f"task+{label}", ROOT, {"DQ_BENCH_SPARK_CONF": conf}))
     report: dict[str, Any] = {"machine": f"{os.cpu_count()} cores, master {MASTER}", "sizes": {}}
+    sys.path.insert(0, str(ROOT))
+    from airflow_dq_contracts import jvm_archive
+
+    archive_option = jvm_archive.java_option()
+    print(f"# JVM class-data archive: {archive_option or 'none built (dq-contracts jvm-archive build)'}", flush=True)
     for rows in args.rows:
         began = time.perf_counter()
         input_path = generate(data_dir, rows)
@@ -287,6 +297,12 @@ def overhead(args: argparse.Namespace) -> None:
                     seconds = run_trivial(home)
                     times["trivial"].append(seconds)
                     print(f"  rep {rep + 1} trivial {seconds:.1f} s", flush=True)
+                    if archive_option:
+                        # For reference only: the same bare job mapping the archive (ratios stay
+                        # against the bare spark-submit a user would compare with).
+                        seconds = run_trivial(home, archive_option)
+                        times.setdefault("trivial+archive", []).append(seconds)
+                        print(f"  rep {rep + 1} trivial+archive {seconds:.1f} s", flush=True)
                     continue
                 assert src is not None
                 out_dir = home / name.replace("+", "_") / str(rows)
@@ -299,6 +315,9 @@ def overhead(args: argparse.Namespace) -> None:
         trivial = _median(times["trivial"])
         size: dict[str, Any] = {"trivial_s": round(trivial, 2)}
         print(f"{rows:>12,} rows  trivial spark-submit {trivial:6.1f} s (median of {len(times['trivial'])})")
+        if times.get("trivial+archive"):
+            size["trivial_with_archive_s"] = round(_median(times["trivial+archive"]), 2)
+            print(f"{'':>17} (the same trivial job mapping the archive: {size['trivial_with_archive_s']:.1f} s)")
         for name, _, _ in variants:
             task = _median(times[name])
             size[name] = {"median_s": round(task, 2), "ratio_to_trivial": round(task / trivial, 2),
@@ -456,6 +475,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="where the generated inputs are kept between runs")
     parser.add_argument("--before-src", help="source tree of the package to compare against (same run)")
     parser.add_argument("--jars-dir", help="also run the task with $DQ_CONTRACTS_DELTA_JARS=DIR (no Ivy)")
+    parser.add_argument("--conf-variant", nargs=2, action="append", metavar=("LABEL", "JSON"),
+                        help="also run the task with this extra spark_conf (a lever to measure), e.g. "
+                             "nocodegen '{\"spark.sql.codegen.wholeStage\": \"false\"}'")
     parser.add_argument("--growth", type=int, help="measure the results table after this many runs instead")
     parser.add_argument("--growth-delta-rs", action="store_true",
                         help="with --growth: write with delta-rs instead of the job's Spark sink")

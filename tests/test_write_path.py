@@ -129,3 +129,68 @@ def test_clear_run_rows_refuses_a_table_of_another_kind(spark, tmp_path):
         sinks.clear_run_rows(spark, valid, kind="results", run_id="r")
     assert sinks.clear_run_rows(spark, str(tmp_path / "missing"), kind="quarantine", run_id="r") is False
     assert not os.path.exists(tmp_path / "missing")
+
+
+# --------------------------------------------------------------------------------------- small inputs
+
+SMALL_CONTRACT = load_contract({
+    "name": "small_input",
+    "columns": [
+        {"name": "id", "checks": [{"name": "unique", "type": "duplicates", "max": 0, "severity": "P2"},
+                                  {"name": "positive", "type": "min", "min": 1, "severity": "P1"}]},
+        {"name": "status", "checks": [{"name": "known", "type": "whitelist", "values": ["new", "paid"],
+                                       "severity": "P1"},
+                                      {"name": "kinds", "type": "cardinality", "max": 3, "severity": "P3"}]},
+        {"name": "day", "checks": [{"name": "shape", "type": "pattern", "pattern": "^d[0-9]$", "severity": "P1"}]},
+    ],
+})
+SMALL_ROWS = [(i % 37 + 1 + (i % 5 == 0), ("new", "paid", "lost")[i % 3], f"d{i % 4}" if i % 11 else "day")
+              for i in range(200)]
+
+
+def test_a_small_input_runs_with_cheaper_settings_and_the_same_results(spark, tmp_path):
+    """Whole-stage codegen off and one shuffle partition during a small run, restored after it; every
+    check's metric, failed rows and the quarantine equal a run without the tuning and plain Python."""
+    from airflow_dq_contracts.engine.session import SMALL_INPUT_CONF_KEY
+
+    source = str(tmp_path / "in")
+    _write_input(spark, source, SMALL_ROWS)
+    before = {key: spark.conf.get(key) for key in ("spark.sql.codegen.wholeStage", "spark.sql.shuffle.partitions")}
+    outcomes = {}
+    for label, limit in (("tuned", None), ("untuned", "0")):
+        if limit is not None:
+            spark.conf.set(SMALL_INPUT_CONF_KEY, limit)
+        seen: list[tuple[str, str, str]] = []
+
+        def progress(line: str) -> None:
+            seen.append((line, spark.conf.get("spark.sql.codegen.wholeStage"),
+                         spark.conf.get("spark.sql.shuffle.partitions")))
+        try:
+            result = run_contract(spark, SMALL_CONTRACT, input_path=source, input_format="delta",
+                                  run_id=f"small-{label}", quarantine_table=str(tmp_path / f"q_{label}"),
+                                  progress=progress)
+        finally:
+            spark.conf.unset(SMALL_INPUT_CONF_KEY)
+        scan = [entry for entry in seen if entry[0].startswith("scan:")]
+        notes = [entry[0] for entry in seen if entry[0].startswith("small input")]
+        if label == "tuned":
+            assert notes and "whole-stage codegen off" in notes[0] and "1 shuffle partition" in notes[0]
+            assert scan[0][1:] == ("false", "1")          # in force while the checks ran
+        else:
+            assert not notes and scan[0][1:] == (before["spark.sql.codegen.wholeStage"],
+                                                 before["spark.sql.shuffle.partitions"])
+        # The caller's session gets its settings back.
+        assert {key: spark.conf.get(key) for key in before} == before
+        outcomes[label] = ({c.check_id: (c.metric_value, c.failed_rows, c.status) for c in result.checks},
+                           _rows(spark, str(tmp_path / f"q_{label}"), f"small-{label}"))
+    assert outcomes["tuned"] == outcomes["untuned"]
+    checks, quarantined = outcomes["tuned"]
+    # Plain Python over the same rows.
+    ids = collections.Counter(r[0] for r in SMALL_ROWS)
+    assert checks["id/unique"][1] == sum(n for n in ids.values() if n > 1)
+    assert checks["id/positive"][0] == min(ids)
+    assert checks["status/kinds"][0] == len({r[1] for r in SMALL_ROWS})
+    bad = sorted(r for r in SMALL_ROWS if r[1] not in ("new", "paid") or not r[2].startswith("d") or r[2] == "day")
+    assert checks["status/known"][1] == sum(1 for r in SMALL_ROWS if r[1] not in ("new", "paid"))
+    assert checks["day/shape"][1] == sum(1 for r in SMALL_ROWS if r[2] == "day")
+    assert quarantined == bad

@@ -45,6 +45,7 @@ from airflow_dq_contracts.results import (
 )
 
 from .evaluator import Evaluator, annotate, filter_condition, first_line, quiet_pyspark_errors, tagging_checks
+from .session import small_input_tuning
 
 Progress = Callable[[str], None]
 
@@ -284,27 +285,33 @@ def run_contract(
     for alias, frame in reference_frames.items():
         say(f"reference {alias}: " + (frame if isinstance(frame, str) else declared[alias].location))
 
-    evaluator = Evaluator(
-        contract, df, reference, run_id=run_id, dataset=dataset, filter=filter, apply_filter=False,
-        dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=say, started_at=started_at,
-        history=results_table,  # baselines learn from the same table this run appends to
-        references=reference_frames,
-    )
-    result = evaluator.run()
+    # A small run (a landed partition, small references) gets cheaper settings, restored afterwards:
+    # the session may be the caller's (dq-contracts run, evaluate()).
+    frames = [df] + [frame for frame in reference_frames.values() if not isinstance(frame, str)]
+    with small_input_tuning(spark, frames) as tuned:
+        if tuned:
+            say(tuned)
+        evaluator = Evaluator(
+            contract, df, reference, run_id=run_id, dataset=dataset, filter=filter, apply_filter=False,
+            dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=say, started_at=started_at,
+            history=results_table,  # baselines learn from the same table this run appends to
+            references=reference_frames,
+        )
+        result = evaluator.run()
 
-    if writes_rows or results_table:
-        # Imported here: the sinks need delta-spark, which a plain evaluation does not.
-        from . import sinks
+        if writes_rows or results_table:
+            # Imported here: the sinks need delta-spark, which a plain evaluation does not.
+            from . import sinks
 
-        if writes_rows:
-            _write_rows(spark, contract, df, result, run_id, quarantine_table, valid_table, say, reference_frames)
-        if results_table:
-            began = time.perf_counter()
-            result.results_table = results_table
-            result.finished_at = utcnow()
-            _register(spark, contract, result, contract_text)
-            sinks.write_results(spark, result.checks, results_table, run_id=run_id)
-            say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
+            if writes_rows:
+                _write_rows(spark, contract, df, result, run_id, quarantine_table, valid_table, say, reference_frames)
+            if results_table:
+                began = time.perf_counter()
+                result.results_table = results_table
+                result.finished_at = utcnow()
+                _register(spark, contract, result, contract_text)
+                sinks.write_results(spark, result.checks, results_table, run_id=run_id)
+                say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
     result.finished_at = utcnow()
     return result
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from typing import Mapping
+from typing import Iterator, Mapping, Sequence
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
-from airflow_dq_contracts import spark_config
+from airflow_dq_contracts import jvm_archive, spark_config
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,8 @@ def get_spark(
         delta = spark_config.delta_dependency_conf(ivy_home=user.get("spark.jars.ivy"),
                                                    ivy_settings=user.get("spark.jars.ivySettings"))
         settings["spark.jars"] = ",".join(filter(None, [user.get("spark.jars"), delta["spark.jars"]]))
+    # The driver JVM starts here: map its classes from the machine's archive when one was built.
+    settings = jvm_archive.with_archive(settings)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -77,3 +80,72 @@ def startup_line(spark: SparkSession, python_started: float, session_started: fl
         return f"session: ready in {now - session_started:.2f} s"
     return (f"session: jvm_start={jvm_start:.3f} jvm→python {python_started - jvm_start:.2f} s, "
             f"python→session {session_started - python_started:.2f} s, session {now - session_started:.2f} s")
+
+
+#: Inputs up to this many bytes on disk (Spark's size estimate of the plan) count as *small*; the
+#: Spark conf ``spark.dqcontracts.smallInputBytes`` overrides it (0 turns the tuning off).
+SMALL_INPUT_BYTES = 8 * 1024 * 1024
+SMALL_INPUT_CONF_KEY = "spark.dqcontracts.smallInputBytes"
+
+
+@contextlib.contextmanager
+def small_input_tuning(spark: SparkSession, frames: Sequence[DataFrame]) -> Iterator[str | None]:
+    """Cheaper settings while a small run is checked (a freshly landed partition, and any reference
+    tables, ``frames``, together at most :data:`SMALL_INPUT_BYTES`); yields a note
+    of what changed (None when nothing did) and restores the session's settings afterwards.
+
+    On a small input a check task's seconds go to compiling code, not to running it: whole-stage
+    code generation compiles Java classes per query (the shared scan alone has dozens of
+    aggregates), which takes longer than interpreting a few thousand rows; and each grouped pass
+    shuffles into ``spark.sql.shuffle.partitions`` tasks where one does. So for an input whose
+    on-disk size estimate is at most :data:`SMALL_INPUT_BYTES`, whole-stage code generation is
+    off and grouped passes use one shuffle partition. Results are the same either way (Spark
+    evaluates the same expressions, interpreted); a setting passed explicitly at submit is kept.
+
+    Example::
+
+        with small_input_tuning(spark, [df]) as note:
+            print(note)   # small input (~31,744 bytes ≤ 8,388,608): whole-stage codegen off, 1 shuffle partition
+    """
+    changes = _small_input_changes(spark, frames)
+    if not changes:
+        yield None
+        return
+    size, limit, wanted = changes
+    previous = {key: spark.conf.get(key, None) for key in wanted}
+    for key, value in wanted.items():
+        spark.conf.set(key, value)
+    labels = {"spark.sql.codegen.wholeStage": "whole-stage codegen off",
+              "spark.sql.shuffle.partitions": "1 shuffle partition"}
+    try:
+        yield f"small input (~{size:,} bytes ≤ {limit:,}): " + ", ".join(labels[key] for key in wanted)
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def _small_input_changes(spark: SparkSession, frames: Sequence[DataFrame]) -> tuple[int, int, dict[str, str]] | None:
+    try:
+        limit = int(spark.conf.get(SMALL_INPUT_CONF_KEY, str(SMALL_INPUT_BYTES)) or 0)
+    except ValueError:
+        limit = SMALL_INPUT_BYTES
+    if limit <= 0:
+        return None
+    try:
+        size = sum(int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
+                   for frame in frames)
+    except Exception:  # noqa: BLE001 - Spark Connect or an exotic source: no estimate, no tuning
+        return None
+    if size > limit:
+        return None
+    submitted = spark.sparkContext.getConf()
+    wanted: dict[str, str] = {}
+    if not submitted.contains("spark.sql.codegen.wholeStage"):
+        wanted["spark.sql.codegen.wholeStage"] = "false"
+    ours = spark_config.LOCAL_CONF["spark.sql.shuffle.partitions"]
+    if submitted.get("spark.sql.shuffle.partitions", ours) == ours:
+        wanted["spark.sql.shuffle.partitions"] = "1"
+    return (size, limit, wanted) if wanted else None

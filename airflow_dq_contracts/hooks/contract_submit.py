@@ -61,6 +61,7 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
 from airflow_dq_contracts import jars as jar_resolution
 from airflow_dq_contracts import spark_config
+from airflow_dq_contracts import jvm_archive
 from airflow_dq_contracts.jobs.bundle import CACHE_ENV, JobBundle, build_carrier_jar, build_job_bundle
 from airflow_dq_contracts.jobs.run_contract import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.version_compat import AirflowException
@@ -187,7 +188,12 @@ class ContractSubmitHook(SparkSubmitHook):
         )
         # The connection is resolved by the parent's __init__; only now do we know the master and
         # deploy mode the defaults depend on. User conf always wins.
-        self._rewire_parent(conf={**self._default_conf(user_conf, warehouse), **user_conf})
+        conf = {**self._default_conf(user_conf, warehouse), **user_conf}
+        if self.deploy_mode != "cluster":
+            # The driver JVM starts on this machine: map its classes from the machine's archive
+            # when one was built (jvm_archive.py; the user's own Java options are kept).
+            conf = jvm_archive.with_archive(conf)
+        self._rewire_parent(conf=conf)
         self.done: dict[str, Any] | None = None
         self.job_error: dict[str, Any] | None = None
         self.master_unreachable_timeout = float(master_unreachable_timeout)
