@@ -149,15 +149,17 @@ SMALL_ROWS = [(i % 37 + 1 + (i % 5 == 0), ("new", "paid", "lost")[i % 3], f"d{i 
 
 
 def test_a_small_input_runs_with_cheaper_settings_and_the_same_results(spark, tmp_path):
-    """Whole-stage codegen off and one shuffle partition during a small run, restored after it; every
-    check's metric, failed rows and the quarantine equal a run without the tuning and plain Python."""
+    """Whole-stage codegen off and one shuffle partition during a small run, restored after it; a large
+    run scans with the session's settings; every check's metric, failed rows and the quarantine are
+    the same in all three and equal plain Python."""
     from airflow_dq_contracts.engine.session import SMALL_INPUT_CONF_KEY
 
     source = str(tmp_path / "in")
     _write_input(spark, source, SMALL_ROWS)
     before = {key: spark.conf.get(key) for key in ("spark.sql.codegen.wholeStage", "spark.sql.shuffle.partitions")}
     outcomes = {}
-    for label, limit in (("tuned", None), ("untuned", "0")):
+    # Default limit (small run); 0 (tuning off); 1 byte (a "large" run: codegen back before the scan).
+    for label, limit in (("tuned", None), ("untuned", "0"), ("large", "1")):
         if limit is not None:
             spark.conf.set(SMALL_INPUT_CONF_KEY, limit)
         seen: list[tuple[str, str, str]] = []
@@ -183,7 +185,7 @@ def test_a_small_input_runs_with_cheaper_settings_and_the_same_results(spark, tm
         assert {key: spark.conf.get(key) for key in before} == before
         outcomes[label] = ({c.check_id: (c.metric_value, c.failed_rows, c.status) for c in result.checks},
                            _rows(spark, str(tmp_path / f"q_{label}"), f"small-{label}"))
-    assert outcomes["tuned"] == outcomes["untuned"]
+    assert outcomes["tuned"] == outcomes["untuned"] == outcomes["large"]
     checks, quarantined = outcomes["tuned"]
     # Plain Python over the same rows.
     ids = collections.Counter(r[0] for r in SMALL_ROWS)

@@ -45,7 +45,7 @@ from airflow_dq_contracts.results import (
 )
 
 from .evaluator import Evaluator, annotate, filter_condition, first_line, quiet_pyspark_errors, tagging_checks
-from .session import small_input_tuning
+from .session import SmallRunTuning
 
 Progress = Callable[[str], None]
 
@@ -277,18 +277,18 @@ def run_contract(
     writes_rows = bool(quarantine_table or valid_table)
     declared = reference_overrides(contract, references)
 
-    began = time.perf_counter()
-    df = read_dataset(spark, contract, input_path, input_format, table, filter, pin_version=writes_rows)
-    say(f"read: {dataset} ({len(df.columns)} columns"
-        + (f", filter {filter}" if filter else "") + f") in {time.perf_counter() - began:.2f} s")
-    reference_frames = read_references(spark, contract, declared, pin_version=writes_rows)
-    for alias, frame in reference_frames.items():
-        say(f"reference {alias}: " + (frame if isinstance(frame, str) else declared[alias].location))
-
     # A small run (a landed partition, small references) gets cheaper settings, restored afterwards:
     # the session may be the caller's (dq-contracts run, evaluate()).
-    frames = [df] + [frame for frame in reference_frames.values() if not isinstance(frame, str)]
-    with small_input_tuning(spark, frames) as tuned:
+    with SmallRunTuning(spark) as tuning:
+        began = time.perf_counter()
+        df = read_dataset(spark, contract, input_path, input_format, table, filter, pin_version=writes_rows)
+        say(f"read: {dataset} ({len(df.columns)} columns"
+            + (f", filter {filter}" if filter else "") + f") in {time.perf_counter() - began:.2f} s")
+        reference_frames = read_references(spark, contract, declared, pin_version=writes_rows)
+        for alias, frame in reference_frames.items():
+            say(f"reference {alias}: " + (frame if isinstance(frame, str) else declared[alias].location))
+
+        tuned = tuning.decide([df] + [frame for frame in reference_frames.values() if not isinstance(frame, str)])
         if tuned:
             say(tuned)
         evaluator = Evaluator(

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from typing import Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -88,64 +87,88 @@ SMALL_INPUT_BYTES = 8 * 1024 * 1024
 SMALL_INPUT_CONF_KEY = "spark.dqcontracts.smallInputBytes"
 
 
-@contextlib.contextmanager
-def small_input_tuning(spark: SparkSession, frames: Sequence[DataFrame]) -> Iterator[str | None]:
-    """Cheaper settings while a small run is checked (a freshly landed partition, and any reference
-    tables, ``frames``, together at most :data:`SMALL_INPUT_BYTES`); yields a note
-    of what changed (None when nothing did) and restores the session's settings afterwards.
+_WHOLE_STAGE = "spark.sql.codegen.wholeStage"
+_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
-    On a small input a check task's seconds go to compiling code, not to running it: whole-stage
-    code generation compiles Java classes per query (the shared scan alone has dozens of
-    aggregates), which takes longer than interpreting a few thousand rows; and each grouped pass
-    shuffles into ``spark.sql.shuffle.partitions`` tasks where one does. So for an input whose
-    on-disk size estimate is at most :data:`SMALL_INPUT_BYTES`, whole-stage code generation is
-    off and grouped passes use one shuffle partition. Results are the same either way (Spark
-    evaluates the same expressions, interpreted); a setting passed explicitly at submit is kept.
+
+class SmallRunTuning:
+    """Cheaper Spark settings while a small run is checked, restored when the run ends.
+
+    On a small input (a freshly landed partition) a check task's seconds go to compiling code, not
+    to running it: whole-stage code generation compiles Java classes per query — Delta's own log
+    replay, the shared scan with its dozens of aggregates, each write — which takes longer than
+    interpreting a few thousand rows; and each grouped pass shuffles into
+    ``spark.sql.shuffle.partitions`` tasks where one does. So:
+
+    * on entering, whole-stage code generation is switched off *provisionally*: reading the Delta
+      logs and estimating the input's size are small work whatever the table;
+    * :meth:`decide` then takes Spark's on-disk size estimate of the input plus any reference
+      tables: at most :data:`SMALL_INPUT_BYTES` (``spark.dqcontracts.smallInputBytes``; 0 turns all
+      of this off) keeps code generation off and uses one shuffle partition; a larger run gets
+      code generation back before its scan;
+    * on leaving, the session's settings are restored (it may be the caller's session).
+
+    Results are the same either way: Spark evaluates the same expressions, interpreted. A setting
+    passed explicitly at submit (``--conf``) is never touched.
 
     Example::
 
-        with small_input_tuning(spark, [df]) as note:
-            print(note)   # small input (~31,744 bytes ≤ 8,388,608): whole-stage codegen off, 1 shuffle partition
+        with SmallRunTuning(spark) as tuning:
+            df = spark.read.format("delta").load(path)
+            print(tuning.decide([df]))  # small input (~31,744 bytes ≤ 8,388,608): whole-stage codegen off, …
     """
-    changes = _small_input_changes(spark, frames)
-    if not changes:
-        yield None
-        return
-    size, limit, wanted = changes
-    previous = {key: spark.conf.get(key, None) for key in wanted}
-    for key, value in wanted.items():
-        spark.conf.set(key, value)
-    labels = {"spark.sql.codegen.wholeStage": "whole-stage codegen off",
-              "spark.sql.shuffle.partitions": "1 shuffle partition"}
-    try:
-        yield f"small input (~{size:,} bytes ≤ {limit:,}): " + ", ".join(labels[key] for key in wanted)
-    finally:
-        for key, value in previous.items():
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self._previous: dict[str, str | None] = {}
+        try:
+            self.limit = int(spark.conf.get(SMALL_INPUT_CONF_KEY, str(SMALL_INPUT_BYTES)) or 0)
+        except ValueError:
+            self.limit = SMALL_INPUT_BYTES
+        submitted = spark.sparkContext.getConf()
+        self._may_set_codegen = self.limit > 0 and not submitted.contains(_WHOLE_STAGE)
+        ours = spark_config.LOCAL_CONF[_SHUFFLE_PARTITIONS]
+        self._may_set_partitions = self.limit > 0 and submitted.get(_SHUFFLE_PARTITIONS, ours) == ours
+
+    def _set(self, key: str, value: str) -> None:
+        if key not in self._previous:
+            self._previous[key] = self.spark.conf.get(key, None)
+        self.spark.conf.set(key, value)
+
+    def __enter__(self) -> "SmallRunTuning":
+        if self._may_set_codegen:
+            self._set(_WHOLE_STAGE, "false")
+        return self
+
+    def decide(self, frames: Sequence[DataFrame]) -> str | None:
+        """Keep the cheap settings for a small run (a note saying so) or give a large one its codegen back."""
+        size: int | None = None
+        if self.limit > 0:
+            try:
+                size = sum(int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
+                           for frame in frames)
+            except Exception:  # noqa: BLE001 - Spark Connect or an exotic source: no estimate, no tuning
+                size = None
+        if size is None or size > self.limit:
+            self._restore()
+            return None
+        changed = []
+        if self._may_set_codegen:
+            changed.append("whole-stage codegen off")
+        if self._may_set_partitions:
+            self._set(_SHUFFLE_PARTITIONS, "1")
+            changed.append("1 shuffle partition")
+        if not changed:
+            return None
+        return f"small input (~{size:,} bytes ≤ {self.limit:,}): " + ", ".join(changed)
+
+    def _restore(self) -> None:
+        for key, value in self._previous.items():
             if value is None:
-                spark.conf.unset(key)
+                self.spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                self.spark.conf.set(key, value)
+        self._previous = {}
 
-
-def _small_input_changes(spark: SparkSession, frames: Sequence[DataFrame]) -> tuple[int, int, dict[str, str]] | None:
-    try:
-        limit = int(spark.conf.get(SMALL_INPUT_CONF_KEY, str(SMALL_INPUT_BYTES)) or 0)
-    except ValueError:
-        limit = SMALL_INPUT_BYTES
-    if limit <= 0:
-        return None
-    try:
-        size = sum(int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
-                   for frame in frames)
-    except Exception:  # noqa: BLE001 - Spark Connect or an exotic source: no estimate, no tuning
-        return None
-    if size > limit:
-        return None
-    submitted = spark.sparkContext.getConf()
-    wanted: dict[str, str] = {}
-    if not submitted.contains("spark.sql.codegen.wholeStage"):
-        wanted["spark.sql.codegen.wholeStage"] = "false"
-    ours = spark_config.LOCAL_CONF["spark.sql.shuffle.partitions"]
-    if submitted.get("spark.sql.shuffle.partitions", ours) == ours:
-        wanted["spark.sql.shuffle.partitions"] = "1"
-    return (size, limit, wanted) if wanted else None
+    def __exit__(self, *exc: object) -> None:
+        self._restore()
