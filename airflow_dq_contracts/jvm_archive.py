@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from airflow_dq_contracts import jars, spark_config
 
@@ -213,7 +214,8 @@ def _write_warmup_input(path: Path, now: dt.datetime) -> None:
     write_deltalake(str(path), table)
 
 
-def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS, log=print) -> Path:  # noqa: ANN001
+def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
+          log: Callable[[str], None] = print) -> Path:
     """Build this machine's archive (once; instant when it exists). Returns its path.
 
     Runs the packaged contract job with ``spark-submit`` on a tiny table, as the operator would,

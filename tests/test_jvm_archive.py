@@ -84,6 +84,7 @@ def test_the_hook_leaves_a_driver_on_the_cluster_alone(monkeypatch, fake_archive
     assert "SharedArchiveFile" not in joined   # the driver's JVM starts on a cluster node
 
 
+@pytest.mark.spark
 def test_a_driver_maps_spark_classes_from_the_machine_archive(tmp_path):
     """Real spark-submit, ``-Xshare:on`` (fails when the archive does not fit), Java's class-load log."""
     archive = jvm_archive.planned_archive()

@@ -125,7 +125,10 @@ class SmallRunTuning:
             self.limit = int(spark.conf.get(SMALL_INPUT_CONF_KEY, str(SMALL_INPUT_BYTES)) or 0)
         except ValueError:
             self.limit = SMALL_INPUT_BYTES
-        submitted = spark.sparkContext.getConf()
+        try:
+            submitted = spark.sparkContext.getConf()
+        except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext to ask, leave its settings alone
+            self.limit = 0
         self._may_set_codegen = self.limit > 0 and not submitted.contains(_WHOLE_STAGE)
         ours = spark_config.LOCAL_CONF[_SHUFFLE_PARTITIONS]
         self._may_set_partitions = self.limit > 0 and submitted.get(_SHUFFLE_PARTITIONS, ours) == ours

@@ -60,8 +60,7 @@ from typing import Any, Iterator, Sequence
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
 from airflow_dq_contracts import jars as jar_resolution
-from airflow_dq_contracts import spark_config
-from airflow_dq_contracts import jvm_archive
+from airflow_dq_contracts import jvm_archive, spark_config
 from airflow_dq_contracts.jobs.bundle import CACHE_ENV, JobBundle, build_carrier_jar, build_job_bundle
 from airflow_dq_contracts.jobs.run_contract import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.version_compat import AirflowException
