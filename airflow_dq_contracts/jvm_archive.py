@@ -121,6 +121,10 @@ def planned_archive() -> Path | None:
     return None if key is None else default_archive_dir() / f"dq-contracts-{key}.jsa"
 
 
+def _built(archive: Path) -> bool:
+    return archive.is_file() and archive.stat().st_size > 0
+
+
 def java_option() -> str | None:
     """``-XX:SharedArchiveFile=…`` when an archive for this machine exists, else ``None``.
 
@@ -131,7 +135,7 @@ def java_option() -> str | None:
         archive = planned_archive()
     except OSError:  # a vanished file between glob and stat: just no archive this time
         return None
-    if archive is None or not archive.is_file() or archive.stat().st_size == 0:
+    if archive is None or not _built(archive):
         return None
     return OPTION_PREFIX + str(archive)
 
@@ -221,21 +225,24 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
     Runs the packaged contract job with ``spark-submit`` on a tiny table, as the operator would,
     under ``-XX:ArchiveClassesAtExit``. Raises :class:`ArchiveError` with the job's output tail.
     """
+    # First the Delta jars (resolved if needed, under their own lock): the archive's name depends on
+    # them, so a name computed before a first resolution would be one no driver ever looks up.
+    delta = [str(p) for p in jars.delta_jars()]
     archive = planned_archive()
     if archive is None:
         raise ArchiveError(f"the archive is off (${ARCHIVE_ENV}) or Java/Spark were not found")
-    delta = [str(p) for p in jars.delta_jars()]  # resolves them if needed (under their own lock)
-    if not force and archive.is_file() and archive.stat().st_size > 0:
+    if not force and _built(archive):
         return archive
     archive.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
     with jars._exclusive(archive.parent / f".{archive.name}.lock", deadline, "the JVM archive"):
-        if not force and archive.is_file() and archive.stat().st_size > 0:
+        if not force and _built(archive):
             return archive  # another process built it while we waited
-        spark_submit = shutil.which("spark-submit", path=os.path.dirname(sys.executable) + os.pathsep
-                                    + os.environ.get("PATH", ""))
-        if os.environ.get("SPARK_HOME"):
-            spark_submit = str(Path(os.environ["SPARK_HOME"]) / "bin" / "spark-submit")
+        # spark-submit finds its Spark through the ``python3`` on PATH: make it this interpreter's.
+        search_path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+        spark_home = os.environ.get("SPARK_HOME")
+        spark_submit = (str(Path(spark_home) / "bin" / "spark-submit") if spark_home
+                        else shutil.which("spark-submit", path=search_path))
         if not spark_submit:
             raise ArchiveError("spark-submit not found (install pyspark or set SPARK_HOME)")
         with tempfile.TemporaryDirectory(prefix="dq-jvm-archive-") as work:
@@ -259,8 +266,7 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
                         "--valid-table", str(root / "valid")]
             env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_SUBMIT_ARGS",)}
             env[ARCHIVE_ENV] = "off"
-            # spark-submit finds its Spark through the ``python3`` on PATH: make it this interpreter's.
-            env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+            env["PATH"] = search_path
             log(f"[dq-contracts] building the JVM class-data archive {archive} (runs the job once; about a minute)")
             began = time.monotonic()
             try:
