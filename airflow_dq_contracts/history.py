@@ -18,8 +18,8 @@ import datetime as dt
 from typing import Any, Iterable, Mapping, Sequence
 
 from airflow_dq_contracts.contract.baseline import HISTORY_COLUMNS, Baseline, gated_runs, judge, select_points
-from airflow_dq_contracts.results import format_time, parse_time
-from airflow_dq_contracts.results_store import ResultsStoreError, _open, _scan, sql_string
+from airflow_dq_contracts.results import format_time
+from airflow_dq_contracts.results_store import ResultsStoreError, _open, _scan, plain_rows, sql_string
 
 __all__ = ["CheckHistory", "read_history", "check_histories", "HISTORY_COLUMNS"]
 
@@ -75,12 +75,7 @@ def read_history(
         clauses.append(f"reference_time <= {_timestamp_literal(until)}")
     wanted = [c for c in columns if c in present]
     arrow = _scan(table, path, "results", wanted, " AND ".join(clauses))
-    rows = arrow.to_pylist()
-    for row in rows:
-        for name in ("reference_time", "evaluated_at"):
-            if row.get(name) is not None:
-                row[name] = parse_time(row[name])
-    return rows
+    return plain_rows(arrow)
 
 
 @dataclasses.dataclass

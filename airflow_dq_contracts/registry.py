@@ -27,7 +27,7 @@ import os
 from typing import Any, Mapping
 
 from airflow_dq_contracts.results import parse_time
-from airflow_dq_contracts.results_store import ResultsStoreError, is_path, sql_string
+from airflow_dq_contracts.results_store import ResultsStoreError, is_path, plain_rows, sql_string
 
 __all__ = [
     "REGISTRY_COLUMNS",
@@ -199,7 +199,7 @@ def read_registry(
     if contract_version is not None:
         predicate += f" AND contract_version = {sql_string(contract_version)}"
     try:
-        rows = pa.RecordBatchReader.from_stream(table.scan(predicate=predicate)).read_all().to_pylist()
+        rows = plain_rows(pa.RecordBatchReader.from_stream(table.scan(predicate=predicate)).read_all())
     except (DeltaError, OSError) as exc:
         raise ResultsStoreError(f"registry table {location!r} cannot be read: {exc}") from exc
     if not rows:

@@ -238,6 +238,9 @@ class ContractResult:
     valid_table: str | None = None
     valid_rows: int | None = None
     filter: str | None = None
+    #: The Delta version of this run's commit to the results table, when the job could tell (not in
+    #: the summary: the operator uses it to read the run back from that one commit).
+    results_version: int | None = None
 
     @property
     def decision(self) -> str:

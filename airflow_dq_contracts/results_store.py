@@ -17,12 +17,16 @@ Example::
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import os
 from typing import Any, Mapping
 
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, QUARANTINE_RUN_ID, RESULT_COLUMNS, CheckResult
 
-__all__ = ["ResultsStoreError", "is_path", "read_results", "read_quarantine_count", "sql_string"]
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+__all__ = ["ResultsStoreError", "is_path", "plain_rows", "read_results", "read_quarantine_count", "sql_string"]
 
 
 class ResultsStoreError(Exception):
@@ -95,12 +99,95 @@ def _scan(table: Any, location: str, what: str, columns: list[str], predicate: s
         raise ResultsStoreError(f"{what} table {location!r} cannot be read: {exc}") from exc
 
 
+def plain_rows(data: Any) -> list[dict[str, Any]]:
+    """A ``pyarrow.Table``'s rows as dicts, timestamps as aware UTC datetimes.
+
+    ``Table.to_pylist()`` would import pandas to convert zone-aware timestamps — over a second of
+    the operator's read-back on a worker where nothing else needs pandas — so timestamp columns
+    travel as epoch microseconds and are converted here.
+
+    >>> import datetime as dt, pyarrow as pa
+    >>> when = dt.datetime(2024, 5, 2, 4, 0, 0, 250, tzinfo=dt.timezone.utc)
+    >>> table = pa.table({"at": pa.array([when, None], pa.timestamp("us", tz="UTC")), "n": [1, 2]})
+    >>> plain_rows(table)[0]["at"] == when, plain_rows(table)[1]
+    (True, {'at': None, 'n': 2})
+    """
+    import pyarrow as pa
+
+    times = [name for name, kind in zip(data.column_names, data.schema.types) if pa.types.is_timestamp(kind)]
+    for name in times:
+        index = data.column_names.index(name)
+        column = data.column(index)
+        if column.type.tz is None:
+            column = column.cast(pa.timestamp(column.type.unit, tz="UTC"))
+        micros = column.cast(pa.timestamp("us", tz="UTC"), safe=False).cast(pa.int64())
+        data = data.set_column(index, name, micros)
+    rows = data.to_pylist()
+    for row in rows:
+        for name in times:
+            if row[name] is not None:
+                row[name] = _EPOCH + dt.timedelta(microseconds=row[name])
+    return rows
+
+
+def _commit_rows(location: str, version: int, run_id: str, names: list[str]) -> list[dict[str, Any]] | None:
+    """The rows commit ``version`` of the results table added, if it is a write of run ``run_id``.
+
+    Reads that one JSON log entry and the data files it adds, so its cost does not depend on the
+    table's history. None whenever the answer could differ from a scan of the table (the commit is
+    not the run's results write, a file carries a deletion vector or lives outside the table,
+    a column is not where a plain table keeps it) or the storage cannot be read this way; the
+    caller then scans the table.
+    """
+    import urllib.parse
+
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    try:
+        if "://" in location:
+            filesystem, root = pafs.FileSystem.from_uri(location)
+        else:
+            filesystem, root = pafs.LocalFileSystem(), os.path.abspath(location)
+        with filesystem.open_input_stream(f"{root}/_delta_log/{version:020d}.json") as stream:
+            actions = [json.loads(line) for line in stream.read().decode("utf-8").splitlines() if line.strip()]
+        info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
+        tag = json.loads(info.get("userMetadata") or "{}")
+        if not (isinstance(tag, dict) and tag.get("writer") == "airflow-dq-contracts"
+                and tag.get("table") == "results" and tag.get("run_id") == run_id):
+            return None
+        if any("metaData" in a for a in actions):
+            return None  # a schema change in this commit (evolution, column mapping): let delta-rs read it
+        pieces = []
+        for add in (a["add"] for a in actions if "add" in a):
+            if add.get("deletionVector") or "://" in add["path"]:
+                return None
+            data = pq.read_table(f"{root}/{urllib.parse.unquote(add['path'])}", filesystem=filesystem)
+            columns = []
+            for name in names:
+                if name in data.column_names:
+                    columns.append(data.column(name))
+                elif name in (add.get("partitionValues") or {}):
+                    columns.append(pa.array([add["partitionValues"][name]] * data.num_rows, pa.string()))
+                else:
+                    return None
+            pieces.append(pa.table(columns, names=names))
+        rows = [row for piece in pieces for row in plain_rows(piece)]
+    except Exception:  # noqa: BLE001 - any doubt: the caller scans the table instead
+        return None
+    if any(row.get("run_id") != run_id for row in rows):
+        return None
+    return rows
+
+
 def read_results(
     path: str,
     run_id: str,
     *,
     contract_name: str | None = None,
     storage_options: Mapping[str, str] | None = None,
+    version: int | None = None,
 ) -> list[CheckResult]:
     """The check results of one run, read from the Delta results table at ``path`` with delta-rs.
 
@@ -108,13 +195,23 @@ def read_results(
     ``run_id`` gives an empty list; a missing table raises :class:`ResultsStoreError`. Give
     ``contract_name`` when it is known (the operator does): the table is partitioned by it, so
     only that contract's files are considered — the read-back stays as cheap after thousands of
-    runs of other contracts.
+    runs of other contracts. Give ``version`` — the run's results commit, as the job reports it —
+    and only that commit's log entry and files are read, whatever the length of the table's
+    history; when that commit is not the run's results write (or cannot be read that way) the
+    table is scanned as without it.
 
     Example::
 
         checks = read_results("/data/dq/results", run_id="dq-3f2a…", contract_name="orders")
         failed = [c.check_id for c in checks if not c.passed]
     """
+    if version is not None and is_path(path):
+        fast = _commit_rows(os.path.expanduser(path.strip()), int(version), run_id,
+                            [name for name, _ in RESULT_COLUMNS])
+        if fast is not None and (contract_name is None or all(r["contract_name"] == contract_name for r in fast)):
+            records = [CheckResult.from_dict(row) for row in fast]
+            records.sort(key=lambda r: (r.contract_name or "", r.check_id or ""))
+            return records
     table = _open(path, "results", storage_options)
     # A table written by an earlier release lacks the second-wave columns: they read as NULL.
     present = set(table.schema().to_arrow().names)
@@ -122,7 +219,7 @@ def read_results(
     predicate = f"run_id = {sql_string(run_id)}"
     if contract_name is not None:
         predicate = f"contract_name = {sql_string(contract_name)} AND {predicate}"
-    rows = _scan(table, path, "results", names, predicate).to_pylist()
+    rows = plain_rows(_scan(table, path, "results", names, predicate))
     records = [CheckResult.from_dict(row) for row in rows]
     records.sort(key=lambda r: (r.contract_name or "", r.check_id or ""))
     return records

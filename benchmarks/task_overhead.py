@@ -18,17 +18,19 @@ breakdown (median per phase): launcher (spark-submit's launcher JVM until the dr
 jar resolution (Ivy's own "resolve" figure, inside the next phase), driver JVM → Python, Python →
 session, read, plan, scan, grouped passes, row split and each Delta write, job exit, read-back.
 
-``--growth N`` instead measures the results table as it grows: the time of one run's results write
-(Spark, the job's code path) and of the operator's read-back (delta-rs) at 10 runs and after N runs
-of real commits (written with delta-rs, 25 rows per commit, checkpoints as Spark would write them),
-then again after the documented maintenance (``OPTIMIZE``, checkpoint, ``VACUUM``).
+``--growth N`` instead measures the results table as it grows: real tasks (the same operator → job →
+read-back as above) against a results table of 10 runs and one of N runs, alternating, and compares the
+job's results phase (registry + results commits) and the operator's read-back. Both tables start from
+one real task's write; the runs before it are real Delta commits (one Parquet file and one log entry
+per run, hourly in the past, a checkpoint at the end) written directly, which takes seconds instead of
+hours. ``--growth-maintenance`` also measures after ``OPTIMIZE`` + ``VACUUM``.
 
 Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/task_overhead.py --rows 1000 100000 --repeat 3
     git archive main | tar -x -C /tmp/dq-before
     PYTHONPATH=. .venv/bin/python benchmarks/task_overhead.py --rows 1000 --before-src /tmp/dq-before
-    PYTHONPATH=. .venv/bin/python benchmarks/task_overhead.py --growth 10000
+    PYTHONPATH=. .venv/bin/python benchmarks/task_overhead.py --growth 10000 --repeat 3
 """
 
 from __future__ import annotations
@@ -336,113 +338,156 @@ def overhead(args: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------------------- growth
 
 
-def growth(args: argparse.Namespace) -> None:
-    """Results write + read-back at 10 runs and after ``args.growth`` runs of real commits.
+def _stat_value(value: Any) -> Any:
+    """A Python value as Delta's JSON statistics write it (timestamps as ISO UTC with milliseconds)."""
+    if isinstance(value, dt.datetime):
+        value = value.astimezone(dt.timezone.utc) if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    return value
 
-    The write is the job's own (``sinks.write_results`` on Spark); with ``--growth-delta-rs`` it is
-    delta-rs's equivalent one-commit replacement (``predicate`` overwrite), for a machine too loaded
-    to keep a Spark session healthy for the whole run.
-    """
+
+def _file_stats(rows: Any) -> str:
+    """Delta ``add.stats`` of a pyarrow table: numRecords and per-column min, max and null count."""
     import pyarrow as pa
-    from deltalake import DeltaTable, write_deltalake
+    import pyarrow.compute as pc
+
+    mins: dict[str, Any] = {}
+    maxes: dict[str, Any] = {}
+    nulls: dict[str, int] = {}
+    for name in rows.column_names:
+        column = rows.column(name)
+        nulls[name] = column.null_count
+        if pa.types.is_list(column.type) or column.null_count == len(column):
+            continue
+        low, high = pc.min_max(column).values()
+        low, high = low.as_py(), high.as_py()
+        if isinstance(low, str) and (len(low) > 32 or len(high) > 32):
+            continue  # Spark truncates long string statistics; leave them out rather than guess
+        mins[name], maxes[name] = _stat_value(low), _stat_value(high)
+    return json.dumps({"numRecords": rows.num_rows, "minValues": mins, "maxValues": maxes, "nullCount": nulls})
+
+
+def append_runs(table: str, template: Any, count: int, prefix: str) -> None:
+    """Add ``count`` runs to the results table at ``table``: one Delta commit per run, as the job does.
+
+    Each commit is a real, protocol-conforming Delta commit — a Parquet file of one run's rows (the
+    ``template`` rows of a real run under a new ``run_id``) in its ``contract_name`` partition, and
+    a JSON log entry with the file's ``add`` action and statistics — written directly instead of by
+    a writer that would replay the growing log on every commit (what made 2,000 commits take 25
+    minutes). A checkpoint is written at the end, as Spark would have written one every 10
+    commits: readers then start from it, exactly as on a table that grew by real runs.
+    """
+    import uuid
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+
+    version = DeltaTable(table).version()
+    partition = template.column("contract_name")[0].as_py()
+    data_columns = [name for name in template.column_names if name != "contract_name"]
+    log_dir = Path(table) / "_delta_log"
+    began = time.perf_counter()
+    times = {name: template.column(name).to_pylist() for name in ("reference_time", "evaluated_at")}
+    for index in range(count):
+        run_id = f"{prefix}-{index}"
+        rows = template.select(data_columns)
+        for name in ("run_id", "airflow_run_id"):
+            rows = rows.set_column(rows.column_names.index(name), name, pa.array([run_id] * rows.num_rows))
+        # Hourly runs before the template's: the newest bulk run one hour earlier, the oldest `count`
+        # hours earlier (10,000 runs span 14 months), so a baseline's look-back window holds what it
+        # would on a real table, not every run of the history.
+        shift = dt.timedelta(hours=count - index)
+        for name, values in times.items():
+            column = rows.column_names.index(name)
+            rows = rows.set_column(column, name, pa.array([v - shift if v is not None else None for v in values],
+                                                          rows.schema.field(name).type))
+        relative = f"contract_name={partition}/part-00000-{uuid.uuid4()}-c000.snappy.parquet"
+        target = Path(table) / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(rows, target, compression="snappy")
+        now_ms = int(time.time() * 1000)
+        add = {"path": relative, "partitionValues": {"contract_name": partition}, "size": target.stat().st_size,
+               "modificationTime": now_ms, "dataChange": True, "stats": _file_stats(rows)}
+        commit = {"timestamp": now_ms, "operation": "WRITE", "operationParameters": {"mode": "Append"},
+                  "isBlindAppend": True, "engineInfo": "benchmarks/task_overhead.py growth",
+                  "operationMetrics": {"numFiles": "1", "numOutputRows": str(rows.num_rows)}}
+        version += 1
+        with open(log_dir / f"{version:020d}.json", "x", encoding="utf-8") as handle:
+            handle.write(json.dumps({"commitInfo": commit}) + "\n" + json.dumps({"add": add}) + "\n")
+        if (index + 1) % 2000 == 0:
+            print(f"  {index + 1:,} commits in {time.perf_counter() - began:.0f} s", flush=True)
+    DeltaTable(table).create_checkpoint()
+
+
+def growth(args: argparse.Namespace) -> None:
+    """A task's results write and read-back on a results table of 10 runs and of ``args.growth`` runs.
+
+    Both tables start from one real task run (the job creates the results table and the registry
+    exactly as in production); :func:`append_runs` then brings one to 10 runs and the other to
+    ``args.growth``. Real ``ContractCheckOperator`` tasks (fresh process, spark-submit, the job,
+    delta-rs read-back) then run against the two tables alternately, ``args.repeat`` times each,
+    and the job's own ``results:`` phase (registry + results commits) and the operator's read-back
+    are compared, medians of the repetitions. With ``--growth-maintenance`` the large table is then
+    compacted and vacuumed as docs/deployment.md advises and measured once more.
+    """
+    from deltalake import DeltaTable
 
     sys.path.insert(0, str(ROOT))
-    from airflow_dq_contracts import results_store
-    from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult, utcnow
-
+    data_dir = Path(args.data_dir).resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    input_path = generate(data_dir, 1000)
     home = Path(tempfile.mkdtemp(prefix="dq-growth-"))
-    table = str(home / "dq_results")
-    checks_per_run = 25
-    spark = None
-    if not args.growth_delta_rs:
-        from airflow_dq_contracts.engine import sinks
-        from airflow_dq_contracts.engine.session import get_spark
+    small, large = home / "small", home / "large"
+    run_task(ROOT, home, input_path, small, "growth-base", {})
+    shutil.copytree(small, large)
+    results = str(small / "dq_results")
+    template = DeltaTable(results).to_pyarrow_table()
+    for folder, runs in ((small, 10), (large, args.growth)):
+        began = time.perf_counter()
+        append_runs(str(folder / "dq_results"), template, runs - 1, f"bulk-{folder.name}")
+        print(f"# {folder.name}: {runs:,} runs in the results table ({time.perf_counter() - began:.0f} s to add them)",
+              flush=True)
 
-        spark = get_spark(app_name="task-overhead-growth", master=MASTER)
-
-    def records(run_id: str) -> list[CheckResult]:
-        now = utcnow()
-        return [CheckResult(run_id=run_id, contract_name="orders", contract_version="2.1.0", dataset="silver.orders",
-                            check_id=f"c{i}", check_name=f"check {i}", check_type="missing", column="a",
-                            severity="P1", action="gate", validator="max 0", metric_value=0.0, status="passed",
-                            passed=True, failed_rows=0, message="", row_count=1000, filter=None, evaluated_at=now,
-                            dag_id="d", task_id="t", airflow_run_id=run_id, tags=[], reference_time=now)
-                for i in range(checks_per_run)]
-
-    kinds = {"string": pa.string(), "double": pa.float64(), "boolean": pa.bool_(), "bigint": pa.int64(),
-             "timestamp": pa.timestamp("us", tz="UTC"), "array<string>": pa.list_(pa.string())}
-    schema = pa.schema([(name, kinds[kind]) for name, kind in RESULT_COLUMNS])
-
-    def arrow_rows(run_id: str) -> pa.Table:
-        columns = {name: [getattr(r, name) for r in records(run_id)] for name, _ in RESULT_COLUMNS}
-        return pa.Table.from_pydict(columns, schema=schema)
-
-    def write_run(run_id: str) -> None:
-        if spark is not None:
-            sinks.write_results(spark, records(run_id), table, run_id=run_id)
-        elif not DeltaTable.is_deltatable(table):
-            write_deltalake(table, arrow_rows(run_id), partition_by=["contract_name"])
-        else:
-            write_deltalake(table, arrow_rows(run_id), mode="overwrite", predicate=f"run_id = '{run_id}'")
-
-    def measure(label: str, reps: int = 5) -> dict[str, float]:
-        writes, reads, unpruned = [], [], []
+    def measure(tables: list[tuple[str, Path]], reps: int) -> dict[str, dict[str, Any]]:
+        got: dict[str, dict[str, list[float]]] = {label: {"write": [], "read_back": []} for label, _ in tables}
         for rep in range(reps):
-            run_id = f"probe-{label}-{rep}"
-            began = time.perf_counter()
-            write_run(run_id)
-            writes.append(time.perf_counter() - began)
-            began = time.perf_counter()
-            got = results_store.read_results(table, run_id, contract_name="orders")
-            reads.append(time.perf_counter() - began)
-            began = time.perf_counter()
-            results_store.read_results(table, run_id)
-            unpruned.append(time.perf_counter() - began)
-            assert len(got) == checks_per_run, (label, len(got))
-        version = DeltaTable(table).version()
-        files = len(DeltaTable(table).file_uris())
-        out = {"write_s": statistics.median(writes), "read_back_s": statistics.median(reads),
-               "read_back_run_id_only_s": statistics.median(unpruned), "version": version, "files": files}
-        print(f"{label:>28}: results write {out['write_s']:.3f} s, read-back {out['read_back_s']:.3f} s "
-              f"(run_id only {out['read_back_run_id_only_s']:.3f} s; table version {version}, {files} data files; "
-              f"median of {reps})", flush=True)
+            order = tables if rep % 2 == 0 else list(reversed(tables))
+            for label, folder in order:
+                timings = run_task(ROOT, home, input_path, folder, f"probe-{label}-{rep}", {})
+                phase = phases(timings)
+                got[label]["write"].append(phase["results_write"])
+                got[label]["read_back"].append(phase["read_back"])
+                print(f"  rep {rep + 1} {label}: results write {phase['results_write']:.2f} s, "
+                      f"read-back {phase['read_back']:.2f} s (task {timings['task']:.1f} s)", flush=True)
+        out = {}
+        for label, folder in tables:
+            table = DeltaTable(str(folder / "dq_results"))
+            out[label] = {"write_s": round(_median(got[label]["write"]), 3),
+                          "read_back_s": round(_median(got[label]["read_back"]), 3),
+                          "version": table.version(), "files": len(table.file_uris())}
+            print(f"{label:>24}: results write {out[label]['write_s']:.2f} s, read-back {out[label]['read_back_s']:.3f} s "
+                  f"(median of {reps}; version {out[label]['version']:,}, {out[label]['files']:,} data files)", flush=True)
         return out
 
-    for i in range(10):
-        write_run(f"warm-{i}")
-    small = measure("10 runs")
-    # The bulk of the history: real Delta commits, one run's rows in one file each, like the job's
-    # write, appended by delta-rs (fast, no JVM round trips).
-    began = time.perf_counter()
-    target = args.growth - DeltaTable(table).version()
-    for i in range(max(0, target)):
-        write_deltalake(table, arrow_rows(f"bulk-{i}"), mode="append")
-        if (i + 1) % 10 == 0:
-            # Spark checkpoints every 10 commits (delta.checkpointInterval); do the same.
-            DeltaTable(table).create_checkpoint()
-        if (i + 1) % 250 == 0:
-            print(f"  {i + 1:,} commits in {time.perf_counter() - began:.0f} s", flush=True)
-    large = measure(f"{args.growth:,} runs")
-    # Maintenance (docs/deployment.md): compact the small files, checkpoint, vacuum removed files.
-    began = time.perf_counter()
-    if spark is not None:
+    report = measure([("10 runs", small), (f"{args.growth:,} runs", large)], args.repeat)
+    first, second = report["10 runs"], report[f"{args.growth:,} runs"]
+    print(f"ratio {args.growth:,} runs / 10 runs: results write {second['write_s'] / first['write_s']:.2f}, "
+          f"read-back {second['read_back_s'] / first['read_back_s']:.2f}")
+    if args.growth_maintenance:
+        from airflow_dq_contracts.engine.session import get_spark
+
+        began = time.perf_counter()
+        spark = get_spark(app_name="task-overhead-maintenance", master=MASTER)
+        table = str(large / "dq_results")
         spark.sql(f"OPTIMIZE delta.`{table}`").collect()
         spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
         spark.sql(f"VACUUM delta.`{table}` RETAIN 0 HOURS").collect()
-    else:
-        DeltaTable(table).optimize.compact()
-        DeltaTable(table).create_checkpoint()
-        DeltaTable(table).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
-    print(f"  OPTIMIZE + VACUUM in {time.perf_counter() - began:.1f} s", flush=True)
-    maintained = measure(f"{args.growth:,} runs + OPTIMIZE")
-    for label, numbers in (("unmaintained", large), ("after OPTIMIZE/VACUUM", maintained)):
-        print(f"ratio {label} / 10 runs: write {numbers['write_s'] / small['write_s']:.2f}, "
-              f"read-back {numbers['read_back_s'] / small['read_back_s']:.2f}")
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(
-            {"10": small, str(args.growth): large, f"{args.growth}+optimize": maintained}, indent=2) + "\n")
-    if spark is not None:
         spark.stop()
+        print(f"# OPTIMIZE + VACUUM in {time.perf_counter() - began:.1f} s", flush=True)
+        report.update(measure([(f"{args.growth:,} runs + OPTIMIZE", large)], args.repeat))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report, indent=2) + "\n")
     shutil.rmtree(home, ignore_errors=True)
 
 
@@ -479,8 +524,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="also run the task with this extra spark_conf (a lever to measure), e.g. "
                              "nocodegen '{\"spark.sql.codegen.wholeStage\": \"false\"}'")
     parser.add_argument("--growth", type=int, help="measure the results table after this many runs instead")
-    parser.add_argument("--growth-delta-rs", action="store_true",
-                        help="with --growth: write with delta-rs instead of the job's Spark sink")
+    parser.add_argument("--growth-maintenance", action="store_true",
+                        help="with --growth: also measure the large table after OPTIMIZE + VACUUM")
     parser.add_argument("--summarize", metavar="JSONL", help="print the phases of the task runs logged in JSONL")
     parser.add_argument("--json-out")
     args = parser.parse_args(argv)

@@ -97,6 +97,12 @@ def as_dicts(records: list[CheckResult]) -> list[dict]:
     return sorted((dataclasses.asdict(r) for r in records), key=lambda d: (d["run_id"], d["check_id"]))
 
 
+def run_values(spark, path: str, run_id: str) -> list[str]:
+    """The ``note`` of each quarantined row of ``run_id``, sorted."""
+    frame = spark.read.format("delta").load(path).where(f"_dq_run_id = '{run_id}'")
+    return sorted(row["note"] for row in frame.select("note").collect())
+
+
 def run_counts(spark, path: str, column: str) -> dict[str, int]:
     rows = spark.read.format("delta").load(path).groupBy(column).count().collect()
     return {row[0]: row[1] for row in rows}
@@ -219,13 +225,13 @@ def test_same_run_twice_leaves_one_copy_and_other_runs_accumulate(spark, tmp_pat
     assert as_dicts(results_store.read_results(path, tricky)) == as_dicts(second)
     assert as_dicts(results_store.read_results(path, "run-b")) == as_dicts(make_records("run-b", "customers", n=4))
 
-    # Each write is one commit whose predicate is exactly its run.
-    commits = write_commits(spark, path)
+    # Each write is one commit: a run's first write a plain append (delta-rs saw no row of the run,
+    # so nothing needs replacing), its second a replacement whose predicate is exactly that run.
+    commits = sorted(write_commits(spark, path), key=lambda c: c["version"])
     assert len(commits) == 3
-    assert {c["operationParameters"]["predicate"] for c in commits} == {
-        "run_id = 'it\\'s a \\\\ run'",
-        "run_id = 'run-b'",
-    }
+    assert [c["operationParameters"].get("mode") for c in commits[:2]] == ["Append", "Append"]
+    assert [c["operationParameters"].get("predicate") for c in commits] == [
+        None, None, "run_id = 'it\\'s a \\\\ run'"]
 
     # A run that now has no checks removes its earlier rows.
     assert sk.write_results(spark, [], path, run_id="run-b") == 0
@@ -565,6 +571,9 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     seed = spark.createDataFrame([(0, "seed", [violation("c:q", "quarantine")])],
                                  f"id int, note string, _dq_violations {VIOLATIONS_DDL}")
     sk.write_quarantine(spark, seed, path, run_id="seed")
+    # An earlier attempt of run "mine": the writes below are retries, which replace the run's rows,
+    # and a replacing commit conflicts with any append committed while it ran.
+    sk.write_quarantine(spark, seed, path, run_id="mine")
 
     # Every attempt conflicts: after max_attempts a clear error, and nothing of the run is written.
     signals = tmp_path / "signals-exhausted"
@@ -579,7 +588,8 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     assert "conflict" in message.lower()
     assert caught.value.attempts == 2 and caught.value.target == path
     assert interferer.commits == 2
-    assert run_counts(spark, path, "_dq_run_id") == {"seed": 1, "other-0": 1, "other-1": 1}
+    assert run_counts(spark, path, "_dq_run_id") == {"seed": 1, "mine": 1, "other-0": 1, "other-1": 1}
+    assert run_values(spark, path, "mine") == ["seed"]  # the earlier attempt's row, untouched
 
     # Only the first attempt conflicts: the retry lands, exactly once.
     signals = tmp_path / "signals-retried"
@@ -591,3 +601,14 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     assert written == 1
     assert len(list(signals.glob("go-*"))) == 2  # the first attempt conflicted, the second landed
     assert run_counts(spark, path, "_dq_run_id") == {"seed": 1, "other-0": 2, "other-1": 1, "mine": 1}
+    assert run_values(spark, path, "mine") == ["mine"]  # replaced by the retry's row
+
+    # A run's first write is a plain append: another writer's append meanwhile is no conflict.
+    signals = tmp_path / "signals-fresh"
+    signals.mkdir()
+    with Interferer(spark, path, signals, budget=1) as interferer:
+        written = sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="new", max_attempts=3)
+    assert not interferer.errors, interferer.errors
+    assert interferer.commits == 1 and written == 1
+    assert len(list(signals.glob("go-*"))) == 1  # one attempt, no conflict
+    assert run_counts(spark, path, "_dq_run_id") == {"seed": 1, "other-0": 3, "other-1": 1, "mine": 1, "new": 1}

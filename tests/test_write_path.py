@@ -131,6 +131,90 @@ def test_clear_run_rows_refuses_a_table_of_another_kind(spark, tmp_path):
     assert not os.path.exists(tmp_path / "missing")
 
 
+# --------------------------------------------------------------------------------------- first writes
+
+
+def _last_commit(spark, path):
+    row = spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0]
+    return row["operation"], dict(row["operationParameters"])
+
+
+def test_a_runs_first_write_appends_and_its_retry_replaces(spark, tmp_path):
+    """A run's first commit to an existing table is a plain append; a retry of that run replaces."""
+    source, quarantine, results = str(tmp_path / "in"), str(tmp_path / "quarantine"), str(tmp_path / "results")
+    _write_input(spark, source, DIRTY)
+    _run(spark, source, "run-a", quarantine_table=quarantine, results_table=results)  # creates both tables
+    first, _ = _run(spark, source, "run-b", quarantine_table=quarantine, results_table=results)
+    # run-b is new to both tables: appended, no predicate (no replacement, no whole-table rewrite plan).
+    for table in (quarantine, results):
+        operation, parameters = _last_commit(spark, table)
+        assert (operation, parameters.get("mode")) == ("WRITE", "Append"), (table, operation, parameters)
+        assert "predicate" not in parameters
+
+    # The same run again (an Airflow retry) after the data changed: its rows are replaced, in one commit.
+    dirtier = DIRTY + [(5, "void", "d1")]
+    _write_input(spark, source, dirtier)
+    version = _version(spark, quarantine)
+    retry, _ = _run(spark, source, "run-b", quarantine_table=quarantine, results_table=results)
+    operation, parameters = _last_commit(spark, quarantine)
+    assert operation == "WRITE" and "run-b" in parameters.get("predicate", ""), parameters
+    assert _version(spark, quarantine) == version + 1
+    assert _rows(spark, quarantine, "run-b") == _expected_quarantined(dirtier)  # replaced, not added
+    assert retry.quarantine_rows == len(_expected_quarantined(dirtier)) == 3
+    assert first.quarantine_rows == len(_expected_quarantined(DIRTY)) == 2
+    assert "run-b" in _last_commit(spark, results)[1].get("predicate", "")
+    checks = results_store.read_results(results, "run-b", contract_name="write_path")
+    assert len(checks) == len(retry.checks)  # one copy of the run's results
+    assert {c.check_id: c.failed_rows for c in checks}["status/known"] == 3
+    assert _rows(spark, quarantine, "run-a") == _expected_quarantined(DIRTY)  # the other run untouched
+
+
+def test_without_delta_rs_on_the_driver_every_write_replaces(spark, tmp_path, monkeypatch):
+    """A driver that cannot read the table with delta-rs (a cluster node without ``deltalake``)
+    falls back to the replacing commit: the same rows, never a duplicate."""
+    source, quarantine, results = str(tmp_path / "in"), str(tmp_path / "quarantine"), str(tmp_path / "results")
+    _write_input(spark, source, DIRTY)
+    _run(spark, source, "run-a", quarantine_table=quarantine, results_table=results)
+    monkeypatch.setitem(__import__("sys").modules, "deltalake", None)  # import deltalake → ImportError
+    result, _ = _run(spark, source, "run-b", quarantine_table=quarantine, results_table=results)
+    for table in (quarantine, results):
+        operation, parameters = _last_commit(spark, table)
+        assert operation == "WRITE" and "run-b" in parameters.get("predicate", ""), (table, parameters)
+    assert _rows(spark, quarantine, "run-b") == _expected_quarantined(DIRTY)
+    assert result.quarantine_rows == 2
+    monkeypatch.undo()
+    assert len(results_store.read_results(results, "run-b", contract_name="write_path")) == len(result.checks)
+
+
+def test_the_read_back_reads_the_runs_own_commit_and_falls_back_to_a_scan(spark, tmp_path):
+    """``read_results(version=…)`` reads the one commit the job reports; a commit that is not the
+    run's (or no commit at all) still gives the same rows, from a scan of the table."""
+    from airflow_dq_contracts.results import RESULT_COLUMNS
+
+    source, results = str(tmp_path / "in"), str(tmp_path / "results")
+    _write_input(spark, source, DIRTY)
+    run_a, _ = _run(spark, source, "run-a", results_table=results)
+    run_b, _ = _run(spark, source, "run-b", results_table=results)
+    retried, _ = _run(spark, source, "run-b", results_table=results)  # a replacing commit
+    assert retried.results_version == _version(spark, results) == run_b.results_version + 1
+    assert run_a.results_version is not None and run_a.results_version < run_b.results_version
+    names = [name for name, _ in RESULT_COLUMNS]
+
+    scanned = results_store.read_results(results, "run-b", contract_name="write_path")
+    assert len(scanned) == len(retried.checks)
+    from_commit = results_store._commit_rows(results, retried.results_version, "run-b", names)
+    assert from_commit is not None and len(from_commit) == len(scanned)  # the one-commit path was taken
+    assert results_store.read_results(results, "run-b", contract_name="write_path",
+                                      version=retried.results_version) == scanned
+    # Not the run's commit (run-a's, or the table's creation), or no such version: the scan answers.
+    for version in (run_a.results_version, 0, 999):
+        assert results_store._commit_rows(results, version, "run-b", names) is None
+        assert results_store.read_results(results, "run-b", contract_name="write_path", version=version) == scanned
+    # The expected failed rows, from plain Python: whitelist misses in DIRTY.
+    known = {c.check_id: c.failed_rows for c in scanned}["status/known"]
+    assert known == sum(1 for row in DIRTY if row[1] not in ("new", "paid"))
+
+
 # --------------------------------------------------------------------------------------- small inputs
 
 SMALL_CONTRACT = load_contract({

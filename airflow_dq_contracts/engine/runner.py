@@ -311,6 +311,7 @@ def run_contract(
                 result.finished_at = utcnow()
                 _register(spark, contract, result, contract_text)
                 sinks.write_results(spark, result.checks, results_table, run_id=run_id)
+                result.results_version = sinks.committed_version(spark, results_table)
                 say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
     result.finished_at = utcnow()
     return result

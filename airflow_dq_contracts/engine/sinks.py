@@ -6,6 +6,14 @@ new ones, so an Airflow retry of the same run replaces its rows instead of addin
 while other runs' rows are untouched. Readers never see a half-replaced run: the delete and the
 append are the same atomic commit.
 
+A run's *first* write needs no replacement: when the table certainly holds no row of the run
+yet — read with delta-rs on the driver (:func:`_run_absent`: a metadata lookup plus at most that
+run's files, no Spark job) — the rows are appended in one plain commit instead. That skips
+Delta's state reconstruction of the whole table that a ``replaceWhere`` needs to find the files
+to remove, which is most of a small run's write and grows with the table's history. Whenever
+that cannot be known (a catalog table name, no ``deltalake`` on the driver, a table delta-rs
+cannot read) the write replaces as before, so a retry always replaces.
+
 Concurrency: Delta uses optimistic concurrency. Two writers of *different* runs into the same
 table conflict (each one's ``replaceWhere`` read the whole table, and the other added files to
 it). Such conflicts are retried with jittered exponential backoff, up to ``max_attempts``; when
@@ -482,6 +490,47 @@ def _replace_where(
         writer.saveAsTable(target.name)
 
 
+def _append(df: DataFrame, target: _Target, *, token: str | None, merge_schema: bool) -> None:
+    """One plain append commit of ``df`` (tagged ``token``): a run's first write, see :func:`_run_absent`."""
+    writer = df.write.format("delta").mode("append")
+    if token is not None:
+        writer = writer.option("userMetadata", token)
+    if merge_schema:
+        writer = writer.option("mergeSchema", "true")
+    if target.path is not None:
+        writer.save(target.path)
+    else:
+        writer.saveAsTable(target.name)
+
+
+def _run_absent(target: _Target, run_column: str, run_id: str) -> bool:
+    """True only when the existing Delta table at ``target`` certainly holds no row of ``run_id``.
+
+    Read with delta-rs on the driver: the table's log plus, at most, the files whose statistics
+    admit the run (deletion vectors and column mapping honoured) — no Spark job and no state
+    reconstruction. False whenever that cannot be known: a catalog table name, no ``deltalake``
+    on this driver (a cluster node without it), a location or credentials delta-rs cannot use, a
+    missing table; the caller then replaces, which is always correct.
+    """
+    if target.path is None:
+        return False
+    try:
+        import pyarrow as pa
+        from deltalake import DeltaTable as RustDeltaTable
+
+        from airflow_dq_contracts.results_store import sql_string
+
+        table = RustDeltaTable(target.path)
+        if run_column not in table.schema().to_arrow().names:
+            return False
+        reader = table.scan(columns=[run_column], predicate=f"{run_column} = {sql_string(run_id)}")
+        return pa.RecordBatchReader.from_stream(reader).read_all().num_rows == 0
+    except Exception as exc:  # noqa: BLE001 - any doubt means "replace", never "append"
+        log.debug("%s: cannot tell with delta-rs whether run %s has rows (%s); replacing", target, run_id,
+                  _first_line(exc, 200))
+        return False
+
+
 def utc_from_micros(micros: int | None) -> dt.datetime | None:
     """An epoch-microseconds value (``unix_micros`` of a timestamp column) as an aware UTC datetime.
 
@@ -622,11 +671,35 @@ def write_results(
     def attempt(_: int) -> None:
         # A table written by an earlier release gains the new columns in this same commit.
         evolve = _ensure_results_table(spark, resolved)
-        _replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=evolve)
+        # Looked at again on every attempt: only a table holding no row of the run is appended to.
+        if _run_absent(resolved, "run_id", run_id):
+            _append(df, resolved, token=token, merge_schema=evolve)
+        else:
+            _replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=evolve)
 
     _with_retries(attempt, resolved, max_attempts)
     log.info("%s: wrote %d check results of run %s", resolved, len(records), run_id)
     return len(records)
+
+
+def committed_version(spark: SparkSession, target: str) -> int | None:
+    """The version of the table at ``target`` as this session last committed or read it; None when unknown.
+
+    Right after :func:`write_results` this is the version of that write's commit (Delta installs
+    the committed snapshot), which the job reports so the operator can read the run back from
+    that one commit (:func:`airflow_dq_contracts.results_store.read_results` checks that the
+    commit is the run's and falls back to a table scan otherwise). Catalog names and sessions
+    without a JVM gateway (Spark Connect) give None.
+    """
+    resolved = _resolve(target, "results")
+    if resolved.path is None:
+        return None
+    try:
+        jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+        delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, resolved.path)  # type: ignore[attr-defined]
+        return int(delta_log.unsafeVolatileSnapshot().version())
+    except Exception:  # noqa: BLE001 - an internal API: unknown means "read the table"
+        return None
 
 
 def read_results(spark: SparkSession, target: str, run_id: str | None = None) -> list[CheckResult]:
@@ -789,14 +862,17 @@ def _write_run_rows(
         # Also after creating: a concurrent creator of another kind of table may have won.
         _check_layout(resolved.read(spark).schema, resolved)
         try:
-            _replace_run_rows(
-                out,
-                resolved,
-                run_column=QUARANTINE_RUN_ID,
-                run_id=run_id,
-                token=token,
-                merge_schema=True,
-            )
+            if _run_absent(resolved, QUARANTINE_RUN_ID, run_id):
+                _append(out, resolved, token=token, merge_schema=True)
+            else:
+                _replace_run_rows(
+                    out,
+                    resolved,
+                    run_column=QUARANTINE_RUN_ID,
+                    run_id=run_id,
+                    token=token,
+                    merge_schema=True,
+                )
         except PySparkException as exc:
             if "DELTA_FAILED_TO_MERGE_FIELDS" not in str(exc):
                 raise
@@ -855,7 +931,7 @@ def clear_run_rows(
     if not resolved.exists(spark):
         return False
     _check_layout(resolved.read(spark).schema, resolved)
-    if not _run_has_rows(spark, resolved, run_id):
+    if _run_absent(resolved, QUARANTINE_RUN_ID, run_id) or not _run_has_rows(spark, resolved, run_id):
         return False
 
     def attempt(_: int) -> None:

@@ -303,6 +303,7 @@ def run(args: argparse.Namespace) -> int:
         "quarantine": summary.get("quarantine"),
         "valid": summary.get("valid"),
         "results_table": summary.get("results_table"),
+        "results_version": result.results_version,
         "started_at": summary["started_at"],
         "finished_at": summary["finished_at"],
     }, args.markers_out)

@@ -200,7 +200,10 @@ def collect_summary(
 
     try:
         location = readable_location(results_table, warehouse)
-        records = read_results(location, run_id, contract_name=contract.name)
+        # The job's report names its results commit: read that one commit, not the whole history.
+        version = (reported or {}).get("results_version")
+        records = read_results(location, run_id, contract_name=contract.name,
+                               version=version if isinstance(version, int) else None)
         quarantine_rows = _count_run_rows(quarantine_table, warehouse, run_id)
         valid_rows = _count_run_rows(valid_table, warehouse, run_id)
     except (ResultsStoreError, DeltaMetadataError, ValueError) as exc:
