@@ -280,3 +280,96 @@ def test_a_small_input_runs_with_cheaper_settings_and_the_same_results(spark, tm
     assert checks["status/known"][1] == sum(1 for r in SMALL_ROWS if r[1] not in ("new", "paid"))
     assert checks["day/shape"][1] == sum(1 for r in SMALL_ROWS if r[2] == "day")
     assert quarantined == bad
+
+
+# --------------------------------------------------------------------------------------- driver-side reads
+
+TYPES_DDL = """id BIGINT NOT NULL COMMENT 'the id', i INT, sh SMALLINT, b TINYINT, d DOUBLE, f FLOAT, dec DECIMAL(10,2),
+    s STRING, v VARCHAR(5), flag BOOLEAN, day DATE, ts TIMESTAMP, ntz TIMESTAMP_NTZ, bin BINARY, arr ARRAY<STRING>,
+    m MAP<STRING,INT>, st STRUCT<a:INT,b:STRING>"""
+TYPES_ROWS = """
+ (1, 1, 2, 3, 1.5, 2.5, 12.34, 'x', 'ab', true, DATE'2024-05-01', TIMESTAMP'2024-05-01 23:30:00.123456',
+  TIMESTAMP_NTZ'2024-05-01 23:30:00.5', X'0102', array('a', NULL), map('k', 1), named_struct('a', 1, 'b', 'z')),
+ (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+ (3, -7, -2, -3, double('NaN'), float('-inf'), -0.01, '', 'abcde', false, DATE'1970-01-01',
+  TIMESTAMP'1900-01-01 00:00:00', TIMESTAMP_NTZ'2262-01-01 00:00:00', X'', array(), map(), named_struct('a', NULL, 'b', NULL)),
+ (4, 4, 4, 4, 4.0, 4.0, 4.00, 'four', 'four', true, DATE'2024-05-02', TIMESTAMP'2024-05-02 00:00:00',
+  TIMESTAMP_NTZ'2024-05-02 00:00:00', X'04', array('d'), map('d', 4), named_struct('a', 4, 'b', 'd'))"""
+
+
+def _as_spark_reads_it(spark, path):
+    frame = spark.read.format("delta").load(path)
+    return frame.schema, sorted(map(repr, frame.collect()))
+
+
+def test_a_small_delta_table_read_on_the_driver_is_the_table_spark_reads(spark, tmp_path):
+    """Every column type, NULLs, NaN/infinities, far timestamps, a partition column, a non-UTC session
+    zone — then deletion vectors and a renamed column (column mapping): delta-rs on the driver hands
+    Spark the same schema (names, types, nullability, comments) and the same rows as Spark's reader."""
+    from airflow_dq_contracts.engine import runner
+    from airflow_dq_contracts.engine.session import DRIVER_READ_SIZES
+
+    path = str(tmp_path / "types")
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        spark.sql(f"CREATE TABLE delta.`{path}` ({TYPES_DDL}) USING delta PARTITIONED BY (day)")
+        spark.sql(f"INSERT INTO delta.`{path}` VALUES {TYPES_ROWS}")
+        on_driver = runner._driver_read(spark, path, {})
+        assert on_driver is not None
+        assert DRIVER_READ_SIZES[on_driver] == sum(
+            os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(path)
+            for name in names if name.endswith(".parquet"))
+        assert (on_driver.schema, sorted(map(repr, on_driver.collect()))) == _as_spark_reads_it(spark, path)
+        assert on_driver.schema["id"].nullable is False and on_driver.schema["id"].metadata == {"comment": "the id"}
+
+        spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', "
+                  "'delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '3', 'delta.minWriterVersion' = '7')")
+        spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN s TO s_renamed")
+        spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 3")
+        on_driver = runner._driver_read(spark, path, {})
+        assert on_driver is not None
+        expected = _as_spark_reads_it(spark, path)
+        assert len(expected[1]) == 3 and "s_renamed" in expected[0].fieldNames()
+        assert (on_driver.schema, sorted(map(repr, on_driver.collect()))) == expected
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+
+    # Off (0), over the limit, or with a reader option: Spark reads it.
+    spark.conf.set("spark.dqcontracts.driverReadBytes", "0")
+    try:
+        assert runner._driver_read(spark, path, {}) is None
+    finally:
+        spark.conf.unset("spark.dqcontracts.driverReadBytes")
+    spark.conf.set("spark.dqcontracts.driverReadBytes", "100")
+    try:
+        assert runner._driver_read(spark, path, {}) is None
+    finally:
+        spark.conf.unset("spark.dqcontracts.driverReadBytes")
+    assert runner._driver_read(spark, path, {"versionAsOf": "1"}) is None
+    assert runner._driver_read(spark, str(tmp_path / "missing"), {}) is None
+
+
+def test_a_run_on_a_driver_read_input_has_the_results_of_a_spark_read(spark, tmp_path):
+    """The same contract on the same Delta input, read on the driver and by Spark: identical results,
+    identical quarantined rows (and the plain-Python count)."""
+    source = str(tmp_path / "in")
+    _write_input(spark, source, DIRTY)
+    runs = {}
+    for label, limit in (("driver", None), ("spark", "0")):
+        if limit is not None:
+            spark.conf.set("spark.dqcontracts.driverReadBytes", limit)
+        try:
+            quarantine = str(tmp_path / f"quarantine_{label}")
+            result, lines = _run(spark, source, f"run-{label}", quarantine_table=quarantine,
+                                 filter="day = 'd1'")
+        finally:
+            spark.conf.unset("spark.dqcontracts.driverReadBytes")
+        read_line = next(line for line in lines if line.startswith("read: "))
+        assert ("read by delta-rs on the driver" in read_line) == (label == "driver"), read_line
+        runs[label] = (result, _rows(spark, quarantine, f"run-{label}"))
+    (driver, driver_rows), (spark_read, spark_rows) = runs["driver"], runs["spark"]
+    assert driver_rows == spark_rows == _expected_quarantined([r for r in DIRTY if r[2] == "d1"])
+    assert [(c.check_id, c.metric_value, c.failed_rows, c.status) for c in driver.checks] == \
+        [(c.check_id, c.metric_value, c.failed_rows, c.status) for c in spark_read.checks]
+    assert driver.row_count == spark_read.row_count == sum(1 for r in DIRTY if r[2] == "d1")

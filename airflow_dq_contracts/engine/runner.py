@@ -45,7 +45,7 @@ from airflow_dq_contracts.results import (
 )
 
 from .evaluator import Evaluator, annotate, filter_condition, first_line, quiet_pyspark_errors, tagging_checks
-from .session import SmallRunTuning
+from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit
 
 Progress = Callable[[str], None]
 
@@ -139,15 +139,68 @@ def read_dataset(
     df = _load(spark, path, name, fmt, options, pin_version)
     if filter:
         try:
-            df = df.where(filter_condition(df, filter))
+            filtered = df.where(filter_condition(df, filter))
         except ValueError as exc:
             raise RunArgumentError(str(exc)) from None
+        if df in DRIVER_READ_SIZES:
+            DRIVER_READ_SIZES[filtered] = DRIVER_READ_SIZES[df]
+        df = filtered
+    return df
+
+
+def _strip_delta_metadata(field: Any) -> Any:
+    """A Delta schema (JSON) without Delta's internal field metadata (``delta.*`` keys), as Spark reads it."""
+    if isinstance(field, dict):
+        out = {key: _strip_delta_metadata(value) for key, value in field.items()}
+        if isinstance(out.get("metadata"), dict):
+            out["metadata"] = {k: v for k, v in out["metadata"].items() if not k.startswith("delta.")}
+        return out
+    if isinstance(field, list):
+        return [_strip_delta_metadata(item) for item in field]
+    return field
+
+
+def _driver_read(spark: SparkSession, path: str, options: dict[str, str]) -> DataFrame | None:
+    """A small Delta table read whole by delta-rs on the driver and handed to Spark as Arrow; else None.
+
+    For a landed partition of a few thousand rows, Spark's own Delta read costs seconds whatever the
+    size (the log read by a Spark job, the state reconstruction, a file scan planned and compiled);
+    delta-rs reads the same snapshot in milliseconds — deletion vectors and column mapping honoured —
+    and the DataFrame gets the table's exact Spark schema (names, types, nullability, comments). Only
+    when the table's data files total at most :data:`~.session.DRIVER_READ_BYTES`
+    (``spark.dqcontracts.driverReadBytes``; 0 turns this off), no reader option is given, and
+    ``deltalake`` can read the location from this driver; any doubt returns None and Spark reads it.
+    The result is one consistent snapshot, so it needs no version pinning.
+    """
+    limit = driver_read_limit(spark)
+    if limit <= 0 or options:
+        return None
+    try:
+        import pyarrow as pa
+        from deltalake import DeltaTable as RustDeltaTable
+        from pyspark.sql import types as T
+
+        table = RustDeltaTable(path)
+        size = int(pa.compute.sum(pa.table(table.get_add_actions()).column("size_bytes")).as_py() or 0)
+        if size > limit:
+            return None
+        schema = T.StructType.fromJson(_strip_delta_metadata(json.loads(table.schema().to_json())))
+        data = pa.RecordBatchReader.from_stream(table.scan()).read_all()
+        with quiet_pyspark_errors():
+            df = spark.createDataFrame(data.select(schema.fieldNames()), schema=schema)
+    except Exception:  # noqa: BLE001 - any doubt: Spark reads the table
+        return None
+    DRIVER_READ_SIZES[df] = size
     return df
 
 
 def _load(spark: SparkSession, path: str | None, name: str | None, fmt: str, options: dict[str, str],
           pin_version: bool) -> DataFrame:
     """A path (``fmt``) or catalog table as a DataFrame, resolved now; :class:`DatasetError` if it cannot be read."""
+    if fmt == "delta" and path and not name:
+        small = _driver_read(spark, path, options)
+        if small is not None:
+            return small
     version = _delta_version(spark, path, name) if pin_version and fmt == "delta" else None
     where = f"table {name!r}" if name else f"{fmt} dataset {path!r}"
     try:
@@ -282,8 +335,10 @@ def run_contract(
     with SmallRunTuning(spark) as tuning:
         began = time.perf_counter()
         df = read_dataset(spark, contract, input_path, input_format, table, filter, pin_version=writes_rows)
-        say(f"read: {dataset} ({len(df.columns)} columns"
-            + (f", filter {filter}" if filter else "") + f") in {time.perf_counter() - began:.2f} s")
+        on_driver = (f", {DRIVER_READ_SIZES[df]:,} bytes read by delta-rs on the driver"
+                     if df in DRIVER_READ_SIZES else "")
+        say(f"read: {dataset} ({len(df.columns)} columns" + (f", filter {filter}" if filter else "")
+            + on_driver + f") in {time.perf_counter() - began:.2f} s")
         reference_frames = read_references(spark, contract, declared, pin_version=writes_rows)
         for alias, frame in reference_frames.items():
             say(f"reference {alias}: " + (frame if isinstance(frame, str) else declared[alias].location))

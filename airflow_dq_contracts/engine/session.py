@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from typing import Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
@@ -87,6 +88,25 @@ SMALL_INPUT_BYTES = 8 * 1024 * 1024
 SMALL_INPUT_CONF_KEY = "spark.dqcontracts.smallInputBytes"
 
 
+#: Delta inputs whose data files total at most this many bytes are read by delta-rs on the driver
+#: (``runner._driver_read``); ``spark.dqcontracts.driverReadBytes`` overrides it (0 turns it off).
+DRIVER_READ_BYTES = 4 * 1024 * 1024
+DRIVER_READ_CONF_KEY = "spark.dqcontracts.driverReadBytes"
+
+#: DataFrames read on the driver → their data files' size on disk: Spark has no size estimate for
+#: them (an RDD of Arrow batches counts as huge), so :meth:`SmallRunTuning.decide` looks here first.
+DRIVER_READ_SIZES: "weakref.WeakKeyDictionary[DataFrame, int]" = weakref.WeakKeyDictionary()
+
+
+def driver_read_limit(spark: SparkSession) -> int:
+    """The byte limit of the driver-side read; 0 when off or when the session has no driver JVM (Spark Connect)."""
+    try:
+        spark.sparkContext  # noqa: B018 - Spark Connect has none: its client may not see the data
+        return int(spark.conf.get(DRIVER_READ_CONF_KEY, str(DRIVER_READ_BYTES)) or 0)
+    except Exception:  # noqa: BLE001 - Connect, or an unreadable setting: Spark reads
+        return 0
+
+
 _WHOLE_STAGE = "spark.sql.codegen.wholeStage"
 _SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
@@ -148,7 +168,8 @@ class SmallRunTuning:
         size: int | None = None
         if self.limit > 0:
             try:
-                size = sum(int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
+                size = sum(DRIVER_READ_SIZES[frame] if frame in DRIVER_READ_SIZES else
+                           int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
                            for frame in frames)
             except Exception:  # noqa: BLE001 - Spark Connect or an exotic source: no estimate, no tuning
                 size = None
