@@ -136,7 +136,7 @@ def read_dataset(
         df = read_dataset(spark, contract, "/data/orders", "delta", filter="order_date = '2024-05-01'")
     """
     path, name, fmt, options = _source(contract, input_path, input_format, table)
-    df = _load(spark, path, name, fmt, options, pin_version)
+    df = _load(spark, path, name, fmt, options, pin_version, filter)
     if filter:
         try:
             filtered = df.where(filter_condition(df, filter))
@@ -160,7 +160,59 @@ def _strip_delta_metadata(field: Any) -> Any:
     return field
 
 
-def _driver_read(spark: SparkSession, path: str, options: dict[str, str]) -> DataFrame | None:
+def _datafusion_literal(value: Any) -> str | None:
+    """A partition value as a delta-rs (DataFusion) SQL literal; None for a type this does not map."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return f"DATE '{value.isoformat()}'"
+    return None
+
+
+def _landed_partitions(spark: SparkSession, actions: Any, partition_columns: list[str], schema: Any,
+                       filter: str) -> tuple[Any, str] | None:
+    """Which files of a partitioned table the run ``filter`` keeps, and a delta-rs predicate reading them.
+
+    The filter is evaluated *by Spark* (Spark's SQL, types and casts) on one row per file holding
+    its partition values — a local relation, no job. None when it cannot prune this way: the filter
+    names a data column, or a partition value has a type not mapped here.
+    """
+    from pyspark.sql import types as T
+
+    fields = {field.name: field for field in schema.fields}
+    names = [f"partition.{column}" for column in partition_columns]
+    if not partition_columns or any(name not in actions.column_names for name in names):
+        return None
+    values = list(zip(*(actions.column(name).to_pylist() for name in names)))
+    frame = spark.createDataFrame([(index, *row) for index, row in enumerate(values)], T.StructType(
+        [T.StructField("_dq_file", T.IntegerType())] + [fields[column] for column in partition_columns]))
+    try:
+        with quiet_pyspark_errors():
+            kept = {row[0] for row in frame.where(filter_condition(frame, filter)).select("_dq_file").collect()}
+    except Exception:  # noqa: BLE001 - the filter names a data column (or is invalid: Spark will say so)
+        return None
+    clauses = set()
+    for index in kept:
+        terms = []
+        for column, value in zip(partition_columns, values[index]):
+            quoted = '"' + column.replace('"', '""') + '"'
+            if value is None:
+                terms.append(f"{quoted} IS NULL")
+                continue
+            literal = _datafusion_literal(value)
+            if literal is None:
+                return None
+            terms.append(f"{quoted} = {literal}")
+        clauses.add("(" + " AND ".join(terms) + ")")
+    mask = [index in kept for index in range(len(values))]
+    return mask, " OR ".join(sorted(clauses)) or "false"
+
+
+def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter: str | None = None) -> DataFrame | None:
     """A small Delta table read whole by delta-rs on the driver and handed to Spark as Arrow; else None.
 
     For a landed partition of a few thousand rows, Spark's own Delta read costs seconds whatever the
@@ -181,11 +233,24 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str]) -> Dat
         from pyspark.sql import types as T
 
         table = RustDeltaTable(path)
-        size = int(pa.compute.sum(pa.table(table.get_add_actions()).column("size_bytes")).as_py() or 0)
+        schema = T.StructType.fromJson(_strip_delta_metadata(json.loads(table.schema().to_json())))
+        actions = pa.table(table.get_add_actions(flatten=True))
+        landed = _landed_partitions(spark, actions, list(table.metadata().partition_columns), schema,
+                                    filter) if filter else None
+        predicate = None
+        if landed is not None:
+            mask, predicate = landed
+            actions = actions.filter(pa.array(mask, pa.bool_()))
+        size = int(pa.compute.sum(actions.column("size_bytes")).as_py() or 0)
         if size > limit:
             return None
-        schema = T.StructType.fromJson(_strip_delta_metadata(json.loads(table.schema().to_json())))
-        data = pa.RecordBatchReader.from_stream(table.scan()).read_all()
+        data = pa.RecordBatchReader.from_stream(table.scan(predicate=predicate)).read_all()
+        if predicate is not None:
+            # The partition predicate must select exactly the files Spark kept: their record counts
+            # (no deletion vectors) are the proof; anything else and Spark reads the table.
+            if any(name.startswith("deletionVector") for name in actions.column_names) or \
+                    data.num_rows != int(pa.compute.sum(actions.column("num_records")).as_py() or 0):
+                return None
         with quiet_pyspark_errors():
             df = spark.createDataFrame(data.select(schema.fieldNames()), schema=schema)
     except Exception:  # noqa: BLE001 - any doubt: Spark reads the table
@@ -195,10 +260,10 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str]) -> Dat
 
 
 def _load(spark: SparkSession, path: str | None, name: str | None, fmt: str, options: dict[str, str],
-          pin_version: bool) -> DataFrame:
+          pin_version: bool, filter: str | None = None) -> DataFrame:
     """A path (``fmt``) or catalog table as a DataFrame, resolved now; :class:`DatasetError` if it cannot be read."""
     if fmt == "delta" and path and not name:
-        small = _driver_read(spark, path, options)
+        small = _driver_read(spark, path, options, filter)
         if small is not None:
             return small
     version = _delta_version(spark, path, name) if pin_version and fmt == "delta" else None
