@@ -38,7 +38,10 @@ from .sinks import (
     _replace_where,
     _resolve,
     _Target,
+    _append,
     _with_retries,
+    arrow_schema,
+    driver_table,
     spark_sql_string,
     utc_from_micros,
 )
@@ -109,6 +112,84 @@ def _read_key(spark: SparkSession, target: _Target, predicate: str) -> list[dict
     return rows
 
 
+def _read_key_on_driver(target: _Target, row: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The registry rows of ``row``'s key read by delta-rs on the driver, or None when it cannot.
+
+    The same rows as :func:`_read_key` without a Spark job (which costs a small run seconds: the
+    log read, the state reconstruction and a file scan, cold); None — a catalog name, no
+    ``deltalake`` here, a table delta-rs cannot read — and Spark reads them.
+    """
+    if target.path is None:
+        return None
+    try:
+        import pyarrow as pa
+        from deltalake import DeltaTable as RustDeltaTable
+
+        from airflow_dq_contracts.results_store import plain_rows
+
+        table = RustDeltaTable(target.path)
+        names = [name for name, _ in REGISTRY_COLUMNS]
+        if not set(names) <= set(table.schema().to_arrow().names):
+            return None
+        return plain_rows(pa.RecordBatchReader.from_stream(
+            table.scan(columns=names, predicate=_driver_key_predicate(row))).read_all())
+    except Exception:  # noqa: BLE001 - any doubt: Spark reads the key
+        return None
+
+
+def _fold(found: list[dict[str, Any]], row: Mapping[str, Any]) -> dict[str, Any]:
+    """The key's stored rows (normally one) folded, then ``row`` upserted onto them."""
+    existing: dict[str, Any] | None = None
+    for other in sorted(found, key=lambda r: r["last_run_at"] or _EPOCH):
+        existing = merge_registry_rows(existing, other)
+    return merge_registry_rows(existing, row)
+
+
+def _upsert_on_driver(target: _Target, row: Mapping[str, Any], attempts: int = 5) -> bool:
+    """The upsert committed by delta-rs on the driver (milliseconds, no Spark job); False: Spark writes it.
+
+    Only for a table :func:`~airflow_dq_contracts.engine.sinks.driver_table` allows (local, the exact
+    registry schema). One commit: an append for a new key, else a predicate overwrite of the key's
+    rows; a concurrent commit makes delta-rs refuse it, and the upsert is read and merged again.
+    """
+    table = driver_table(target, REGISTRY_COLUMNS)
+    if table is None:
+        return False
+    try:
+        import pyarrow as pa
+        from deltalake import write_deltalake
+        from deltalake.exceptions import CommitFailedError
+
+        names = [name for name, _ in REGISTRY_COLUMNS]
+        for _ in range(attempts):
+            found = _read_key_on_driver(target, row)
+            if found is None:
+                return False
+            merged = _fold(found, row)
+            data = pa.Table.from_pylist([{name: merged.get(name) for name in names}],
+                                        schema=arrow_schema(REGISTRY_COLUMNS))
+            try:
+                if found:
+                    write_deltalake(table, data, mode="overwrite", predicate=_driver_key_predicate(row))
+                else:
+                    write_deltalake(table, data, mode="append")
+                return True
+            except CommitFailedError:
+                table.update_incremental()
+        return False
+    except Exception as exc:  # noqa: BLE001 - Spark upserts instead (the merge is idempotent)
+        log.debug("%s: delta-rs upsert failed (%s); Spark writes", target, str(exc).splitlines()[0][:200])
+        return False
+
+
+def _driver_key_predicate(row: Mapping[str, Any]) -> str:
+    """``row``'s key as a delta-rs (DataFusion) predicate, NULL-safe."""
+    from airflow_dq_contracts.results_store import sql_string
+
+    return " AND ".join(f"{key} IS NULL" if row.get(key) is None else f"{key} = {sql_string(str(row[key]))}"
+                        for key in REGISTRY_KEY)
+
+
 def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, max_attempts: int = 8) -> None:
     """Upsert one registry row (from :func:`airflow_dq_contracts.registry.registry_row`) into ``target``.
 
@@ -124,18 +205,27 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
     predicate = _key_predicate(row)
     # Compared with the stored (UTC) times: a naive time is UTC, as everywhere in the package.
     row = {**row, **{name: to_utc(row[name]) for name in REGISTRY_TIME_COLUMNS if row.get(name) is not None}}
+    if _upsert_on_driver(resolved, row):
+        log.info("%s: registered %s %s (run %s, delta-rs)", resolved, row.get("contract_name"),
+                 row.get("contract_version"), row.get("last_run_id"))
+        return
 
     def attempt(_: int) -> None:
         _ensure_registry(spark, resolved)
-        found = _read_key(spark, resolved, predicate)
+        found = _read_key_on_driver(resolved, row)
+        certain_absent = found == []  # delta-rs saw no row of the key: nothing to replace
+        if found is None:
+            found = _read_key(spark, resolved, predicate)
         # One row per key; should a table hold more (written by hand), they are folded into one.
-        existing: dict[str, Any] | None = None
-        for other in sorted(found, key=lambda r: r["last_run_at"] or _EPOCH):
-            existing = merge_registry_rows(existing, other)
-        merged = merge_registry_rows(existing, row)
+        merged = _fold(found, row)
         frame = spark.createDataFrame([tuple(merged.get(name) for name, _ in REGISTRY_COLUMNS)],
                                       schema=REGISTRY_SCHEMA)
-        _replace_where(frame, resolved, predicate)
+        if certain_absent:
+            # A contract version's first run: a plain append (should a concurrent first run append
+            # the same key, readers take the newer row and the next upsert folds the two into one).
+            _append(frame, resolved, token=None, merge_schema=False)
+        else:
+            _replace_where(frame, resolved, predicate)
 
     _with_retries(attempt, resolved, max_attempts)
     log.info("%s: registered %s %s (run %s)", resolved, row.get("contract_name"), row.get("contract_version"),
