@@ -145,6 +145,19 @@ def _child_task(args: argparse.Namespace) -> None:
 
     ContractSubmitHook._take_marker = take  # type: ignore[method-assign]
     ContractSubmitHook.submit_job = submit  # type: ignore[method-assign]
+    # The read-back proper (collect_summary) timed apart from the HTML report written after it.
+    from airflow_dq_contracts.operators import contract_check
+
+    original_collect = contract_check.collect_summary
+
+    def collect(*a: Any, **k: Any) -> Any:
+        marks["summary_start"] = time.time()
+        try:
+            return original_collect(*a, **k)
+        finally:
+            marks["summary_end"] = time.time()
+
+    contract_check.collect_summary = collect  # type: ignore[assignment]
 
     class TaskInstance:
         dag_id, task_id, map_index = "task_overhead", "check", -1
@@ -207,7 +220,11 @@ def phases(timings: dict[str, Any]) -> dict[str, float]:
     if done_at is not None:
         out["job_exit"] = timings["submit_end"] - done_at
     out["before_submit"] = timings["submit_start"] - timings["began"]
-    out["read_back"] = timings["ended"] - timings["submit_end"]
+    if "summary_end" in timings:
+        out["read_back"] = timings["summary_end"] - timings["summary_start"]
+        out["report"] = timings["ended"] - timings["summary_end"]
+    else:  # an older tree's run: read-back and report together
+        out["read_back"] = timings["ended"] - timings["submit_end"]
     return out
 
 
@@ -458,15 +475,21 @@ def growth(args: argparse.Namespace) -> None:
                 phase = phases(timings)
                 got[label]["write"].append(phase["results_write"])
                 got[label]["read_back"].append(phase["read_back"])
+                got[label].setdefault("report", []).append(phase.get("report", 0.0))
+                got[label].setdefault("task", []).append(timings["task"])
                 print(f"  rep {rep + 1} {label}: results write {phase['results_write']:.2f} s, "
-                      f"read-back {phase['read_back']:.2f} s (task {timings['task']:.1f} s)", flush=True)
+                      f"read-back {phase['read_back']:.2f} s, report {phase.get('report', 0.0):.2f} s "
+                      f"(task {timings['task']:.1f} s)", flush=True)
         out = {}
         for label, folder in tables:
             table = DeltaTable(str(folder / "dq_results"))
             out[label] = {"write_s": round(_median(got[label]["write"]), 3),
                           "read_back_s": round(_median(got[label]["read_back"]), 3),
+                          "report_s": round(_median(got[label]["report"]), 3),
+                          "task_s": round(_median(got[label]["task"]), 2),
                           "version": table.version(), "files": len(table.file_uris())}
-            print(f"{label:>24}: results write {out[label]['write_s']:.2f} s, read-back {out[label]['read_back_s']:.3f} s "
+            print(f"{label:>24}: results write {out[label]['write_s']:.2f} s, read-back {out[label]['read_back_s']:.3f} s, "
+                  f"report {out[label]['report_s']:.2f} s, task {out[label]['task_s']:.1f} s "
                   f"(median of {reps}; version {out[label]['version']:,}, {out[label]['files']:,} data files)", flush=True)
         return out
 
