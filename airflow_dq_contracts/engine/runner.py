@@ -229,6 +229,7 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter
         return None
     try:
         import pyarrow as pa
+        import pyarrow.compute as pc
         from deltalake import DeltaTable as RustDeltaTable
         from pyspark.sql import types as T
 
@@ -241,7 +242,7 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter
         if landed is not None:
             mask, predicate = landed
             actions = actions.filter(pa.array(mask, pa.bool_()))
-        size = int(pa.compute.sum(actions.column("size_bytes")).as_py() or 0)
+        size = int(pc.sum(actions.column("size_bytes")).as_py() or 0)
         if size > limit:
             return None
         data = pa.RecordBatchReader.from_stream(table.scan(predicate=predicate)).read_all()
@@ -249,7 +250,7 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter
             # The partition predicate must select exactly the files Spark kept: their record counts
             # (no deletion vectors) are the proof; anything else and Spark reads the table.
             if any(name.startswith("deletionVector") for name in actions.column_names) or \
-                    data.num_rows != int(pa.compute.sum(actions.column("num_records")).as_py() or 0):
+                    data.num_rows != int(pc.sum(actions.column("num_records")).as_py() or 0):
                 return None
         with quiet_pyspark_errors():
             df = spark.createDataFrame(data.select(schema.fieldNames()), schema=schema)
