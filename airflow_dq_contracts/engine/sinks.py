@@ -19,9 +19,9 @@ to remove, which is most of a small run's write and grows with the table's histo
 that cannot be known (a catalog table name, no ``deltalake`` on the driver, a table delta-rs
 cannot read) the write replaces as before, so a retry always replaces.
 
-Concurrency: Delta uses optimistic concurrency. Two writers of *different* runs into the same
-table conflict (each one's ``replaceWhere`` read the whole table, and the other added files to
-it). Such conflicts are retried with jittered exponential backoff, up to ``max_attempts``; when
+Concurrency: Delta uses optimistic concurrency. Appends of new runs do not conflict with each
+other; a *replacing* write (a retry) conflicts with any commit that added files to the table while
+it ran (its ``replaceWhere`` read the whole table). Such conflicts are retried with jittered exponential backoff, up to ``max_attempts``; when
 they are exhausted a :class:`SinkError` names the table and the number of attempts. A missing
 table (results, quarantine and valid alike) is created with an empty first commit, so any
 number of writers creating it race only on Delta's put-if-absent of version 0; the losers retry,
