@@ -45,7 +45,7 @@ from airflow_dq_contracts.results import (
 )
 
 from .evaluator import Evaluator, annotate, filter_condition, first_line, quiet_pyspark_errors, tagging_checks
-from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit
+from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit, driver_read_size
 
 Progress = Callable[[str], None]
 
@@ -142,8 +142,9 @@ def read_dataset(
             filtered = df.where(filter_condition(df, filter))
         except ValueError as exc:
             raise RunArgumentError(str(exc)) from None
-        if df in DRIVER_READ_SIZES:
-            DRIVER_READ_SIZES[filtered] = DRIVER_READ_SIZES[df]
+        size = driver_read_size(df)
+        if size is not None:
+            DRIVER_READ_SIZES[filtered] = size
         df = filtered
     return df
 
@@ -401,8 +402,8 @@ def run_contract(
     with SmallRunTuning(spark) as tuning:
         began = time.perf_counter()
         df = read_dataset(spark, contract, input_path, input_format, table, filter, pin_version=writes_rows)
-        on_driver = (f", {DRIVER_READ_SIZES[df]:,} bytes read by delta-rs on the driver"
-                     if df in DRIVER_READ_SIZES else "")
+        read_bytes = driver_read_size(df)
+        on_driver = f", {read_bytes:,} bytes read by delta-rs on the driver" if read_bytes is not None else ""
         say(f"read: {dataset} ({len(df.columns)} columns" + (f", filter {filter}" if filter else "")
             + on_driver + f") in {time.perf_counter() - began:.2f} s")
         reference_frames = read_references(spark, contract, declared, pin_version=writes_rows)

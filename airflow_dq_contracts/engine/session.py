@@ -98,6 +98,17 @@ DRIVER_READ_CONF_KEY = "spark.dqcontracts.driverReadBytes"
 DRIVER_READ_SIZES: "weakref.WeakKeyDictionary[DataFrame, int]" = weakref.WeakKeyDictionary()
 
 
+def driver_read_size(frame: DataFrame) -> int | None:
+    """The on-disk size of a DataFrame read on the driver (see :data:`DRIVER_READ_SIZES`), else None.
+
+    Never raises: a DataFrame that cannot be a weak key (another client's class) was not read there.
+    """
+    try:
+        return DRIVER_READ_SIZES.get(frame)
+    except TypeError:
+        return None
+
+
 def driver_read_limit(spark: SparkSession) -> int:
     """The byte limit of the driver-side read; 0 when off or when the session has no driver JVM (Spark Connect)."""
     try:
@@ -168,9 +179,10 @@ class SmallRunTuning:
         size: int | None = None
         if self.limit > 0:
             try:
-                size = sum(DRIVER_READ_SIZES[frame] if frame in DRIVER_READ_SIZES else
+                known = [driver_read_size(frame) for frame in frames]
+                size = sum(k if k is not None else
                            int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
-                           for frame in frames)
+                           for k, frame in zip(known, frames))
             except Exception:  # noqa: BLE001 - Spark Connect or an exotic source: no estimate, no tuning
                 size = None
         if size is None or size > self.limit:
