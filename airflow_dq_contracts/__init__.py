@@ -5,3 +5,7 @@ Three worlds, kept apart: ``contract`` (plain Python), ``engine``/``jobs`` (Spar
 """
 
 __version__ = "0.1.0"
+
+from airflow_dq_contracts._moved import install as _install_moved_modules
+
+_install_moved_modules()

@@ -20,7 +20,8 @@ import datetime as dt
 import hashlib
 from typing import Any, Iterable
 
-from airflow_dq_contracts.contract.timeliness import to_utc as parse_iso8601
+# Re-exported: the result model's own time vocabulary (defined once, in timeutil).
+from airflow_dq_contracts.timeutil import format_time, parse_time, to_utc, utcnow
 
 STATUS_PASSED = "passed"
 STATUS_FAILED = "failed"
@@ -79,44 +80,12 @@ VALID_FLAGS = "_dq_flags"
 VIOLATION_FIELDS = ("check_id", "check_name", "check_type", "severity", "action")
 
 
-def utcnow() -> dt.datetime:
-    """Timezone-aware current UTC time (microsecond precision, like Spark timestamps)."""
-    return dt.datetime.now(dt.timezone.utc)
 
 
-def to_utc(value: dt.datetime) -> dt.datetime:
-    """Naive datetimes are UTC (DESIGN §4); aware ones are converted to UTC."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc)
 
 
-def parse_time(text: str | dt.datetime | None) -> dt.datetime | None:
-    """Parse an ISO-8601 instant; naive means UTC; None or ``""`` give None.
-
-    The same parser as the sensors' (:func:`airflow_dq_contracts.contract.timeliness.to_utc`):
-    a ``--reference-time`` reads exactly as a sensor's ``reference_time`` does.
-
-    >>> parse_time("2024-01-02T03:04:05Z").isoformat()
-    '2024-01-02T03:04:05+00:00'
-    >>> parse_time("2024-01-02T05:00:00+05:30").isoformat()
-    '2024-01-01T23:30:00+00:00'
-    """
-    if text is None or text == "":
-        return None
-    if isinstance(text, dt.datetime):
-        return to_utc(text)
-    try:
-        return parse_iso8601(str(text))
-    except ValueError as exc:
-        raise ValueError(f"not an ISO-8601 time: {text!r}") from exc
 
 
-def format_time(value: dt.datetime | None) -> str | None:
-    """ISO-8601 in UTC with a ``Z`` suffix, or None."""
-    if value is None:
-        return None
-    return to_utc(value).isoformat().replace("+00:00", "Z")
 
 
 def make_run_id(*parts: str | None) -> str:

@@ -296,7 +296,7 @@ def overhead(args: argparse.Namespace) -> None:
         variants.append((f"task+{label}", ROOT, {"DQ_BENCH_SPARK_CONF": conf}))
     report: dict[str, Any] = {"machine": f"{os.cpu_count()} cores, master {MASTER}", "sizes": {}}
     sys.path.insert(0, str(ROOT))
-    from airflow_dq_contracts import jvm_archive
+    from airflow_dq_contracts.runtime import jvm_archive
 
     archive_option = jvm_archive.java_option()
     print(f"# JVM class-data archive: {archive_option or 'none built (dq-contracts jvm-archive build)'}", flush=True)

@@ -109,7 +109,7 @@ def use_cached_delta_jars(patch: Any, root: Path) -> None:
     ``patch`` is a ``pytest.MonkeyPatch``; ``root`` is kept for callers (nothing is written there).
     ``./dev setup`` prefetched the folder; otherwise the first caller resolves it under the lock.
     """
-    from airflow_dq_contracts import jars
+    from airflow_dq_contracts.runtime import jars
 
     patch.setenv("DQ_CONTRACTS_DELTA_JARS", str(Path(jars.delta_jars()[0]).parent))
 

@@ -9,7 +9,7 @@ import pytest
 
 from airflow_dq_contracts.contract import ContractValidationError, load_contract
 from airflow_dq_contracts.contract.baseline import Baseline, gated_runs, judge, select_points
-from airflow_dq_contracts.history import check_histories
+from airflow_dq_contracts.store.history import check_histories
 
 UTC = dt.timezone.utc
 
@@ -217,7 +217,7 @@ def test_history_modules_load_neither_spark_nor_airflow():
     import subprocess
     import sys
 
-    code = ("import sys, airflow_dq_contracts.history, airflow_dq_contracts.history_cli, "
+    code = ("import sys, airflow_dq_contracts.store.history, airflow_dq_contracts.cli.history, "
             "airflow_dq_contracts.contract.baseline; print('\\n'.join(sys.modules))")
     modules = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                  check=True).stdout.split())

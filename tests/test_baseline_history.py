@@ -136,7 +136,7 @@ def test_volume_day_through_the_cli_then_backfill_and_history_report(spark, volu
     frame(spark, [1.0] * 100).write.parquet(data)
     summary_file = tmp_path / "day8.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "airflow_dq_contracts.cli", "run", str(contract_file), "--input", data,
+        [sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", str(contract_file), "--input", data,
          "--input-format", "parquet", "--reference-time", format_time(day(8)), "--run-id", "cli-day-8",
          "--results-table", results, "--json-out", str(summary_file), "--master", "local[1]"],
         capture_output=True, text=True, timeout=840)
@@ -160,7 +160,7 @@ def test_volume_day_through_the_cli_then_backfill_and_history_report(spark, volu
 
     # dq-contracts history over the same table, compared with counts made by hand: 8 reference
     # times (day 7 retried: once), failures on days 5 and 6, current baseline from days 1–4, 7, 8.
-    proc = subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli", "history", str(contract_file),
+    proc = subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli.main", "history", str(contract_file),
                            "--results-table", results, "--json"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
@@ -169,7 +169,7 @@ def test_volume_day_through_the_cli_then_backfill_and_history_report(spark, volu
     assert (item["check_id"], item["runs"], item["failures"], item["errors"]) == (VOLUME_ID, 8, 2, 0)
     assert item["last_failure"] == format_time(day(6)) and item["never_fired_days"] is None
     assert (item["baseline_min"], item["baseline_max"]) == pytest.approx(band([100, 90, 110, 100, 120, 100]))
-    text = subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli", "history", "baseline_orders",
+    text = subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli.main", "history", "baseline_orders",
                            "--results-table", results, "--days", "1"], capture_output=True, text=True, timeout=300)
     assert text.returncode == 0, text.stderr
     # Days 7 and 8 in a one-day window: no failure, "never fired in 1 days"; bounds of the newest run.

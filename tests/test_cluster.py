@@ -41,7 +41,7 @@ from cluster_fixtures import (  # noqa: F401  (spark_cluster is a fixture)
     spark_cluster,
 )
 
-from airflow_dq_contracts import spark_config
+from airflow_dq_contracts.runtime import spark_config
 
 pytestmark = pytest.mark.cluster
 
@@ -126,8 +126,8 @@ def submit_cluster_mode(
 @pytest.fixture(scope="session")
 def delta_jars() -> list[Path]:
     """Delta's jars as local files: ``$DQ_CONTRACTS_DELTA_JARS`` offline, else resolved once per machine
-    under the lock every submission takes (``airflow_dq_contracts.jars``)."""
-    from airflow_dq_contracts import jars
+    under the lock every submission takes (``airflow_dq_contracts.runtime.jars``)."""
+    from airflow_dq_contracts.runtime import jars
 
     return [Path(jar) for jar in jars.delta_jars()]
 

@@ -75,7 +75,7 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
     logs = [open(tmp_path / f"run-{n}.log", "w") for n in range(WRITERS)]  # files: a full pipe would block
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "airflow_dq_contracts.cli", "run", str(contract), "--input", str(data),
+            [sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", str(contract), "--input", str(data),
              "--input-format", "json", "--run-id", f"run-{n}", "--results-table", str(results),
              "--master", "local[1]", "--conf", f"spark.jars.ivy={ivy}", "--json-out", str(tmp_path / f"{n}.json")],
             cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)

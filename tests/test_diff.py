@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts.cli import main as cli_main
+from airflow_dq_contracts.cli.main import main as cli_main
 from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.contract.diff import Change, diff_contracts, widens
 from airflow_dq_contracts.contract.model import ColumnType

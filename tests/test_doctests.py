@@ -28,6 +28,6 @@ def test_docstring_examples_hold(name: str) -> None:
 def test_the_plain_python_modules_have_examples_that_run() -> None:
     attempted = 0
     for name in ("airflow_dq_contracts.results", "airflow_dq_contracts.contract.timeliness",
-                 "airflow_dq_contracts.contract.validators", "airflow_dq_contracts.jars"):
+                 "airflow_dq_contracts.contract.validators", "airflow_dq_contracts.runtime.jars"):
         attempted += doctest.testmod(importlib.import_module(name), verbose=False).attempted
     assert attempted >= 8  # the collection above is not silently empty

@@ -27,7 +27,7 @@ RUN_FILTER = "rid >= 50"
 
 def _cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    return subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli", "run", *args],
+    return subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 

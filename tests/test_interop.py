@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from airflow_dq_contracts.cli import main
+from airflow_dq_contracts.cli.main import main
 from airflow_dq_contracts.contract import ContractValidationError, parse_contract
 from airflow_dq_contracts.interop.datahub import import_datahub, import_datahub_texts
 from airflow_dq_contracts.interop.datahub_export import export_datahub, export_datahub_report

@@ -1,4 +1,4 @@
-"""Jar resolution (``airflow_dq_contracts/jars.py``) and ``dq-contracts jars``: real Ivy, real locks.
+"""Jar resolution (``airflow_dq_contracts/runtime/jars.py``) and ``dq-contracts jars``: real Ivy, real locks.
 
 Resolution runs Spark's own Ivy against this machine's warm Ivy cache (``~/.ivy2.5.2``, what
 ``./dev setup`` filled), so it needs no network; the failure cases point Ivy at a closed loopback
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts import jars, spark_config
+from airflow_dq_contracts.runtime import jars, spark_config
 
 ROOT = Path(__file__).resolve().parent.parent
 DELTA = spark_config.delta_package()
@@ -26,7 +26,7 @@ DELTA_JAR = "{0}_{1}-{2}.jar".format(*DELTA.split(":"))
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli", "jars", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli.main", "jars", *args], cwd=ROOT,
                           env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=900)
 
 
@@ -69,7 +69,7 @@ def test_four_processes_resolve_once_into_one_complete_folder(tmp_path):
     script = textwrap.dedent(f"""
         import json, sys, time
         from pathlib import Path
-        from airflow_dq_contracts import jars
+        from airflow_dq_contracts.runtime import jars
         go = Path({str(tmp_path / 'go')!r})
         while not go.exists():
             time.sleep(0.01)

@@ -1,4 +1,4 @@
-"""The class-data-sharing archive of short drivers (``airflow_dq_contracts/jvm_archive.py``).
+"""The class-data-sharing archive of short drivers (``airflow_dq_contracts/runtime/jvm_archive.py``).
 
 The real test maps this machine's archive (built by ``./dev setup``; built here into a temporary
 file when missing) into a real ``spark-submit`` with ``-Xshare:on`` — Java refuses to start when the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts import jars, jvm_archive
+from airflow_dq_contracts.runtime import jars, jvm_archive
 
 KEY = jvm_archive.DRIVER_OPTIONS_KEY
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts.cli import main as cli_main
+from airflow_dq_contracts.cli.main import main as cli_main
 from airflow_dq_contracts.contract import ContractValidationError, load_contract
 
 CORPUS = Path(__file__).resolve().parent / "malformed"

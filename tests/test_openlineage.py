@@ -24,7 +24,7 @@ from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
     xcom_value,
 )
 
-from airflow_dq_contracts.lineage import dataset_id
+from airflow_dq_contracts.interop.lineage import dataset_id
 
 # Hand-written rows; every expected value below is computed from these in plain Python.
 ROWS = [
@@ -197,7 +197,7 @@ def test_dag_run_emits_complete_event_with_assertions_and_metrics(lineage_file, 
     dataset = event["inputs"][0]
 
     # One assertion per row of the results table for this run, in the run's order.
-    from airflow_dq_contracts.results_store import read_results
+    from airflow_dq_contracts.store.results_store import read_results
 
     rows = read_results(str(results), summary["run_id"])
     # 15 written checks + one schema check per declared column (id, amount, status), all passing
@@ -243,7 +243,7 @@ def test_catalog_table_input_is_its_warehouse_location_with_a_symlink(tmp_path):
                    "input_path": None, "outputs": ["s3a://lake/dq/results", "silver.quarantine"]}
     lineage = op.get_openlineage_facets_on_complete(None)
     (dataset,) = lineage.inputs
-    from airflow_dq_contracts.delta_metadata import resolve_table_path
+    from airflow_dq_contracts.store.delta_log import resolve_table_path
 
     location = resolve_table_path("silver.orders", warehouse)
     assert (dataset.namespace, dataset.name) == ("file", location)

@@ -49,7 +49,7 @@ def test_operator_and_hook_modules_import_no_pyspark():
     code = ("import sys\n"
             "import airflow_dq_contracts.operators.contract_check, airflow_dq_contracts.operators.contract_branch\n"
             "import airflow_dq_contracts.hooks.contract_submit\n"
-            "import airflow_dq_contracts.operators.openlineage, airflow_dq_contracts.lineage\n"
+            "import airflow_dq_contracts.operators.openlineage, airflow_dq_contracts.interop.lineage\n"
             "from airflow_dq_contracts.operators import ContractCheckOperator, ContractBranchOperator\n"
             "bad = sorted(m for m in sys.modules if m == 'pyspark' or m.startswith('pyspark.'))\n"
             "print(bad)\n")
@@ -338,7 +338,7 @@ def _hook(**kwargs):
 
 def test_hook_refuses_to_submit_over_a_mismatched_pyspark_client(monkeypatch):
     """pyspark-client of another version overwrote PySpark's Python files: say so, run nothing."""
-    from airflow_dq_contracts import spark_config
+    from airflow_dq_contracts.runtime import spark_config
     from airflow_dq_contracts.hooks import ContractJobError
 
     monkeypatch.delenv("SPARK_HOME", raising=False)
@@ -352,7 +352,7 @@ def test_hook_refuses_to_submit_over_a_mismatched_pyspark_client(monkeypatch):
 
 
 def test_hook_command_ships_the_bundle_delta_and_this_python(monkeypatch, tmp_path):
-    from airflow_dq_contracts import jars, spark_config
+    from airflow_dq_contracts.runtime import jars, spark_config
 
     monkeypatch.delenv("DQ_CONTRACTS_DELTA_JARS", raising=False)
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts import spark_config
+from airflow_dq_contracts.runtime import spark_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +51,7 @@ def test_delta_package_per_spark_minor(monkeypatch, spark_version, artifact):
 
 
 def test_delta_package_override_and_unknown_spark(monkeypatch, tmp_path):
-    from airflow_dq_contracts.jars import JarResolutionError
+    from airflow_dq_contracts.runtime.jars import JarResolutionError
 
     monkeypatch.delenv(spark_config.DELTA_PACKAGE_ENV, raising=False)
     with pytest.raises(ValueError, match="DQ_CONTRACTS_DELTA_PACKAGE"):
@@ -106,7 +106,7 @@ def _imports_after(statement: str) -> set[str]:
 
 def test_contract_world_imports_neither_airflow_nor_spark():
     mods = _imports_after("import airflow_dq_contracts.contract, airflow_dq_contracts.results, "
-                          "airflow_dq_contracts.cli")
+                          "airflow_dq_contracts.cli.main")
     assert not any(m == "pyspark" or m.startswith("pyspark.") for m in mods)
     assert not any(m == "airflow" or m.startswith("airflow.") for m in mods)
 
@@ -115,7 +115,7 @@ def test_cli_validate_is_plain_python(tmp_path):
     """`dq-contracts validate` must answer without starting a JVM or importing Airflow."""
     contract = tmp_path / "c.yaml"
     contract.write_text("name: t\ncolumns:\n  - name: a\n    checks:\n      - {name: n, type: missing, max: 0}\n")
-    code = ("import sys; from airflow_dq_contracts.cli import main; rc = main(['validate', sys.argv[1]]); "
+    code = ("import sys; from airflow_dq_contracts.cli.main import main; rc = main(['validate', sys.argv[1]]); "
             "assert 'pyspark' not in sys.modules and 'airflow' not in sys.modules; sys.exit(rc)")
     out = subprocess.run([sys.executable, "-c", code, str(contract)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

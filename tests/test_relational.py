@@ -180,7 +180,7 @@ def test_p1_orphans_are_quarantined_exactly_and_rows_are_conserved(spark, tables
 
 
 def test_cli_reference_override_and_no_abbreviations(spark, tables, tmp_path, capsys):
-    from airflow_dq_contracts.cli import build_parser, main
+    from airflow_dq_contracts.cli.main import build_parser, main
     from airflow_dq_contracts.engine.runner import parse_reference_override
 
     assert parse_reference_override("customers=s3://b/dim:delta") == ("customers", "s3://b/dim", "delta")

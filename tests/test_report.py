@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts.cli import main as cli_main
+from airflow_dq_contracts.cli.main import main as cli_main
 from airflow_dq_contracts.report import build_report, load_report_data
 from airflow_dq_contracts.report.data import MAX_POINTS, ReportDataError
 
@@ -166,5 +166,5 @@ def test_the_report_imports_neither_airflow_nor_pyspark_and_the_registry_sink_no
     report = modules_after("from airflow_dq_contracts.report import build_report; "
                            f"build_report({demo.results!r}, 'orders')")
     assert not loaded(report, "airflow") and not loaded(report, "pyspark") and loaded(report, "matplotlib")
-    sink = modules_after("import airflow_dq_contracts.engine.registry_sink")
+    sink = modules_after("import airflow_dq_contracts.store.registry_sink")
     assert not loaded(sink, "airflow") and loaded(sink, "pyspark")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts import results_store
+from airflow_dq_contracts.store import results_store
 from airflow_dq_contracts.results import CheckResult
 
 pytestmark = pytest.mark.spark
@@ -171,7 +171,7 @@ def test_results_schema_partitioning_and_read_back_by_spark_and_delta_rs(spark, 
     # The operator's side: a fresh interpreter reads the run back with no pyspark (and no JVM).
     script = (
         "import json, sys\n"
-        "from airflow_dq_contracts.results_store import read_results\n"
+        "from airflow_dq_contracts.store.results_store import read_results\n"
         "checks = read_results(sys.argv[1], 'run-1')\n"
         "print(json.dumps({'pyspark': any(m.split('.')[0] == 'pyspark' for m in sys.modules),\n"
         "                  'checks': [c.to_dict() for c in checks]}))\n"

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from airflow_dq_contracts import results_store
+from airflow_dq_contracts.store import results_store
 from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.engine import sinks
 from airflow_dq_contracts.engine.runner import run_contract

@@ -47,10 +47,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-import re
 from typing import Any, Iterable
 
-import pendulum
+from airflow_dq_contracts.timeutil import UTC as _UTC
+from airflow_dq_contracts.timeutil import TimeValueError, format_time, to_utc
 
 HOURLY = "hourly"
 DAILY = "daily"
@@ -59,62 +59,14 @@ MONTHLY = "monthly"
 GRANULARITIES: tuple[str, ...] = (HOURLY, DAILY, WEEKLY, MONTHLY)
 AGGREGATIONS: tuple[str, ...] = ("max", "min")
 
-_UTC = dt.timezone.utc
-_YEAR_FIRST = re.compile(r"^\d{4}")
 
 
-class PartitionValueError(ValueError):
-    """A partition value (or timestamp) that is not a date, a datetime or an ISO-8601 string."""
+#: A partition value (or timestamp) that is not a date, a datetime or an ISO-8601 string.
+PartitionValueError = TimeValueError
 
 
-def to_utc(value: dt.datetime | dt.date | str) -> dt.datetime:
-    """Return ``value`` as an aware UTC datetime.
-
-    Accepts datetimes (naive = UTC, aware converted), dates (midnight UTC) and ISO-8601 strings
-    (``2024-01-02``, ``2024-01-02T03:04:05Z``, ``2024-01-02 03:04:05+05:30``, ``2024-W03`` for an
-    ISO week, ``2024-01`` for a month, ``20240102``). Anything else raises
-    :class:`PartitionValueError` naming the value.
-
-    >>> to_utc("2024-01-02T05:00:00+05:30").isoformat()
-    '2024-01-01T23:30:00+00:00'
-    >>> to_utc(dt.date(2024, 1, 2)).isoformat()
-    '2024-01-02T00:00:00+00:00'
-    """
-    if isinstance(value, dt.datetime):  # before date: datetime is a subclass of date
-        if value.tzinfo is None:
-            return value.replace(tzinfo=_UTC)
-        return value.astimezone(_UTC)
-    if isinstance(value, dt.date):
-        return dt.datetime(value.year, value.month, value.day, tzinfo=_UTC)
-    if isinstance(value, str):
-        return _parse_text(value)
-    raise PartitionValueError(
-        f"{value!r} ({type(value).__name__}) is not a date, a datetime or an ISO-8601 string"
-    )
 
 
-def _parse_text(text: str) -> dt.datetime:
-    """The one ISO-8601 parser of the package (operator, sensors, CLI, job): pendulum's, Airflow's own.
-
-    It reads all of ISO 8601 (week and ordinal dates, months, basic format) and nothing else
-    (strict: no guessing at ``31/01/2024``); durations, intervals and bare times are refused.
-    """
-    raw = text.strip()
-    parsed: Any = None
-    if _YEAR_FIRST.match(raw):  # a bare time ("10:00") would otherwise become today's date
-        try:
-            parsed = pendulum.parse(raw, tz="UTC")
-        except (ValueError, TypeError):
-            parsed = None
-    if not isinstance(parsed, dt.datetime):
-        raise PartitionValueError(
-            f"{text!r} is not an ISO-8601 date or time (expected e.g. '2024-01-31', "
-            "'2024-01-31T10:00:00Z', '2024-W05' or '2024-01')"
-        )
-    # A plain datetime in UTC, not a pendulum DateTime: results compare and serialise as stdlib values.
-    plain = dt.datetime(parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second,
-                        parsed.microsecond)
-    return (plain - (parsed.utcoffset() or dt.timedelta(0))).replace(tzinfo=_UTC)
 
 
 def check_granularity(granularity: str) -> str:
@@ -229,11 +181,6 @@ def expected_periods(
     return periods
 
 
-def _iso(value: dt.datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.astimezone(_UTC).isoformat().replace("+00:00", "Z")
-
 
 @dataclasses.dataclass(frozen=True)
 class GapReport:
@@ -282,7 +229,7 @@ class GapReport:
         """One line for logs: counts, window and the first missing periods."""
         text = (
             f"{self.present_count}/{self.expected_count} {self.granularity} periods present in "
-            f"[{_iso(self.window_start)}, {_iso(self.reference_time)}]; gap_count={self.gap_count}"
+            f"[{format_time(self.window_start)}, {format_time(self.reference_time)}]; gap_count={self.gap_count}"
         )
         if self.missing:
             more = f" (+{self.gap_count - limit} more)" if self.gap_count > limit else ""
@@ -296,17 +243,17 @@ class GapReport:
         """JSON-ready dict (UTC ISO strings): suitable for XCom and trigger events."""
         return {
             "granularity": self.granularity,
-            "reference_time": _iso(self.reference_time),
-            "window_start": _iso(self.window_start),
+            "reference_time": format_time(self.reference_time),
+            "window_start": format_time(self.window_start),
             "allow_future_gaps": self.allow_future_gaps,
             "expected_count": self.expected_count,
             "present_count": self.present_count,
             "gap_count": self.gap_count,
-            "missing": [_iso(p) for p in self.missing],
+            "missing": [format_time(p) for p in self.missing],
             "missing_labels": self.missing_labels(),
-            "not_yet_due": [_iso(p) for p in self.not_yet_due],
+            "not_yet_due": [format_time(p) for p in self.not_yet_due],
             "after_reference": self.after_reference,
-            "newest_present": _iso(self.newest_present),
+            "newest_present": format_time(self.newest_present),
         }
 
 

@@ -59,7 +59,7 @@ from airflow_dq_contracts.results import (
     utcnow,
 )
 
-from .history import HistorySource, load_history
+from airflow_dq_contracts.store.spark_history import HistorySource, load_history
 from .metrics import (
     GroupKey,
     GroupScope,

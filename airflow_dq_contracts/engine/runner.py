@@ -34,7 +34,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from airflow_dq_contracts.contract import ContractValidationError, load_contract
 from airflow_dq_contracts.contract.model import DATASET_FORMATS, Contract, Reference
-from airflow_dq_contracts.jars import JarResolutionError
+from airflow_dq_contracts.runtime.jars import JarResolutionError
 from airflow_dq_contracts.results import (
     DECISION_GATE,
     ContractResult,
@@ -49,7 +49,7 @@ from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit, drive
 
 Progress = Callable[[str], None]
 
-# Exit codes of ``dq-contracts run`` (the same as airflow_dq_contracts.cli, which imports no Spark).
+# Exit codes of ``dq-contracts run`` (the same as airflow_dq_contracts.cli.main, which imports no Spark).
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_GATE = 3
@@ -377,7 +377,7 @@ def run_contract(
     pass the same id again to replace that run's rows in every table. Quarantine/valid rows are
     written before the results, so the results table never announces rows that are not there.
     With a results table, the contract version is also upserted into the registry beside it
-    (``dq_contracts``, see :mod:`airflow_dq_contracts.registry`); ``contract_text`` is what it
+    (``dq_contracts``, see :mod:`airflow_dq_contracts.store.registry`); ``contract_text`` is what it
     records as the contract's text (default: the contract's file).
 
     Example::
@@ -423,7 +423,7 @@ def run_contract(
 
         if writes_rows or results_table:
             # Imported here: the sinks need delta-spark, which a plain evaluation does not.
-            from . import sinks
+            from airflow_dq_contracts.store import sinks
 
             if writes_rows:
                 _write_rows(spark, contract, df, result, run_id, quarantine_table, valid_table, say, reference_frames)
@@ -453,7 +453,7 @@ def _write_rows(spark: SparkSession, contract: Contract, df: DataFrame, result: 
     """
     from pyspark import StorageLevel
 
-    from . import sinks
+    from airflow_dq_contracts.store import sinks
 
     began = time.perf_counter()
     sets_rows_aside = any(check.action.strip().lower() in sinks.QUARANTINING_ACTIONS
@@ -489,9 +489,9 @@ def _write_rows(spark: SparkSession, contract: Contract, df: DataFrame, result: 
 def _register(spark: SparkSession, contract: Contract, result: ContractResult, contract_text: str | None) -> None:
     """Upsert the run's contract version into the registry beside the results table (before the results:
     a reader that finds the run's results also finds its owner, SLA and tables)."""
-    from airflow_dq_contracts.registry import contract_source_text, registry_row, registry_table_for
+    from airflow_dq_contracts.store.registry import contract_source_text, registry_row, registry_table_for
 
-    from .registry_sink import write_registry
+    from airflow_dq_contracts.store.registry_sink import write_registry
 
     assert result.results_table is not None
     row = registry_row(

@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
-from airflow_dq_contracts import jvm_archive, spark_config
+from airflow_dq_contracts.runtime import jvm_archive, spark_config
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +24,9 @@ def get_spark(
 
     Inside ``spark-submit`` a session already exists (its jars and conf come from the command
     line), so it is reused as is; only the user's extra ``conf`` is applied where allowed.
-    Otherwise Delta's jars are resolved once per machine (:func:`airflow_dq_contracts.jars.delta_jars`,
+    Otherwise Delta's jars are resolved once per machine (:func:`airflow_dq_contracts.runtime.jars.delta_jars`,
     honouring ``spark.jars.ivy``) and added to ``spark.jars`` (raises
-    :class:`~airflow_dq_contracts.jars.JarResolutionError` when that fails).
+    :class:`~airflow_dq_contracts.runtime.jars.JarResolutionError` when that fails).
 
     Example::
 

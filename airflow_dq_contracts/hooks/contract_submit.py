@@ -9,7 +9,7 @@ from the ``spark_default`` connection, track a standalone / YARN / Kubernetes dr
 we only add
 
 * the bundle (``--py-files`` zip + launcher) and Delta as local ``--jars``: Delta's package (and any
-  ``packages``) resolved once per machine under a lock (:mod:`airflow_dq_contracts.jars`), never a
+  ``packages``) resolved once per machine under a lock (:mod:`airflow_dq_contracts.runtime.jars`), never a
   concurrent ``--packages`` resolve; ``$DQ_CONTRACTS_DELTA_JARS`` offline,
 * the driver's Python for local and client mode (the Airflow worker's own interpreter),
 * marker parsing — the job prints ``DQ_CONTRACTS_DONE`` / ``DQ_CONTRACTS_ERROR`` lines, so a
@@ -59,8 +59,8 @@ from typing import Any, Iterator, Sequence
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
-from airflow_dq_contracts import jars as jar_resolution
-from airflow_dq_contracts import jvm_archive, spark_config
+from airflow_dq_contracts.runtime import jars as jar_resolution
+from airflow_dq_contracts.runtime import jvm_archive, spark_config
 from airflow_dq_contracts.jobs.bundle import CACHE_ENV, JobBundle, build_carrier_jar, build_job_bundle
 from airflow_dq_contracts.jobs.run_contract import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.version_compat import AirflowException

@@ -122,8 +122,8 @@ def _registry_row(summary: dict[str, Any]) -> dict[str, Any] | None:
     contract = summary.get("contract") or {}
     if not results_table or not contract.get("name"):
         return None
-    from airflow_dq_contracts.registry import read_registry, registry_table_for
-    from airflow_dq_contracts.results_store import ResultsStoreError, is_path
+    from airflow_dq_contracts.store.registry import read_registry, registry_table_for
+    from airflow_dq_contracts.store.results_store import ResultsStoreError, is_path
 
     if not is_path(results_table):
         return None

@@ -150,7 +150,7 @@ def readable_location(target: str, warehouse: str) -> str:
     """Where delta-rs reads ``target``: the path itself, or a table name in the warehouse layout."""
     if is_path(target):
         return os.path.expanduser(target.strip())
-    from airflow_dq_contracts.delta_metadata import resolve_table_path
+    from airflow_dq_contracts.store.delta_log import resolve_table_path
 
     return resolve_table_path(target, warehouse)
 
@@ -168,7 +168,7 @@ def _count_run_rows(target: str | None, warehouse: str, run_id: str) -> int | No
     """Rows of ``run_id`` in a quarantine/valid table; 0 when the run wrote nothing and no table exists."""
     if not target:
         return None
-    from airflow_dq_contracts.results_store import read_quarantine_count
+    from airflow_dq_contracts.store.results_store import read_quarantine_count
 
     location = readable_location(target, warehouse)
     if not _delta_exists(location):
@@ -195,8 +195,8 @@ def collect_summary(
     ``reported`` is the job's own completion payload (client mode); it is cross-checked against
     the table, never trusted instead of it: a mismatch means rows were lost or duplicated.
     """
-    from airflow_dq_contracts.delta_metadata import DeltaMetadataError
-    from airflow_dq_contracts.results_store import ResultsStoreError, read_results
+    from airflow_dq_contracts.store.delta_log import DeltaMetadataError
+    from airflow_dq_contracts.store.results_store import ResultsStoreError, read_results
 
     try:
         location = readable_location(results_table, warehouse)

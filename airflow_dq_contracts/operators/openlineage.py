@@ -1,6 +1,6 @@
 """OpenLineage facets of a ContractCheckOperator run (used only when the OpenLineage provider is installed).
 
-The values come from :mod:`airflow_dq_contracts.lineage` (plain Python, derived from the run's result
+The values come from :mod:`airflow_dq_contracts.interop.lineage` (plain Python, derived from the run's result
 rows); this module only wraps them in the OpenLineage client's classes, imported lazily so that the
 operator module imports without the provider. No pyspark, no extra Spark work.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from airflow_dq_contracts import lineage
+from airflow_dq_contracts.interop import lineage
 from airflow_dq_contracts.contract import Contract
 
 

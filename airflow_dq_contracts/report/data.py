@@ -19,9 +19,9 @@ import datetime as dt
 import os
 from typing import Any, Mapping
 
-from airflow_dq_contracts.registry import read_registry, registry_table_for
+from airflow_dq_contracts.store.registry import read_registry, registry_table_for
 from airflow_dq_contracts.results import QUARANTINE_RUN_ID, QUARANTINE_VIOLATIONS, ContractResult, CheckResult
-from airflow_dq_contracts.results_store import ResultsStoreError, _open, _scan, read_results, sql_string
+from airflow_dq_contracts.store.results_store import ResultsStoreError, _open, _scan, read_results, sql_string
 
 __all__ = ["CheckHistory", "ReportData", "ReportDataError", "load_report_data"]
 
@@ -163,7 +163,7 @@ def load_report_data(
 
     ``quarantine_table`` defaults to the one the registry recorded for the contract version.
     Raises :class:`ReportDataError` when the contract or run has no results,
-    :class:`~airflow_dq_contracts.results_store.ResultsStoreError` when a table cannot be read.
+    :class:`~airflow_dq_contracts.store.results_store.ResultsStoreError` when a table cannot be read.
 
     Example::
 

@@ -10,7 +10,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from airflow_dq_contracts.contract.timeliness import PartitionValueError, to_utc
-from airflow_dq_contracts.delta_metadata import DeltaMetadataError, TableNotFoundError, resolve_table_path
+from airflow_dq_contracts.store.delta_log import DeltaMetadataError, TableNotFoundError, resolve_table_path
 from airflow_dq_contracts.version_compat import (
     AirflowException,
     AirflowFailException,

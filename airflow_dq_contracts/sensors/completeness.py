@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any, Mapping, Sequence
 
 from airflow_dq_contracts.contract.timeliness import GRANULARITIES
-from airflow_dq_contracts.delta_metadata import CompletenessResult, evaluate_completeness
+from airflow_dq_contracts.store.delta_log import CompletenessResult, evaluate_completeness
 from airflow_dq_contracts.sensors._common import (
     DeltaMetadataSensorBase,
     SensorConfigError,

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any, Mapping, Sequence
 
 from airflow_dq_contracts.contract.timeliness import AGGREGATIONS
-from airflow_dq_contracts.delta_metadata import FreshnessResult, evaluate_freshness
+from airflow_dq_contracts.store.delta_log import FreshnessResult, evaluate_freshness
 from airflow_dq_contracts.sensors._common import (
     DeltaMetadataSensorBase,
     SensorConfigError,
@@ -25,7 +25,7 @@ class FreshnessSensor(DeltaMetadataSensorBase):
 
     ``age_hours = (reference_time − newest) / 3600 s`` where ``newest`` is ``max`` (or, with
     ``aggregation="min"``, ``min``) of ``timestamp_column``, read from Delta statistics without a
-    JVM or a full scan (see :mod:`airflow_dq_contracts.delta_metadata`). ``measure="commit"``
+    JVM or a full scan (see :mod:`airflow_dq_contracts.store.delta_log`). ``measure="commit"``
     measures the age of the table's last commit instead. ``reference_time`` (templated) defaults
     to the time of each poke; e.g. ``"{{ data_interval_end }}"`` pins it to the run's interval.
     Naive timestamps are UTC. An empty table is not fresh.

@@ -30,7 +30,7 @@ import datetime as dt
 from typing import Any, AsyncIterator
 
 from airflow_dq_contracts.contract.timeliness import to_utc
-from airflow_dq_contracts.delta_metadata import (
+from airflow_dq_contracts.store.delta_log import (
     DeltaMetadataError,
     TableNotFoundError,
     evaluate_completeness,
@@ -112,7 +112,7 @@ class _MetadataPollTrigger(BaseTrigger):
 
 
 class DeltaFreshnessTrigger(_MetadataPollTrigger):
-    """Fires when a table is fresh (see :func:`~airflow_dq_contracts.delta_metadata.evaluate_freshness`).
+    """Fires when a table is fresh (see :func:`~airflow_dq_contracts.store.delta_log.evaluate_freshness`).
 
     Example::
 
@@ -172,7 +172,7 @@ class DeltaFreshnessTrigger(_MetadataPollTrigger):
 
 
 class DeltaCompletenessTrigger(_MetadataPollTrigger):
-    """Fires when no partition is missing (see :func:`~airflow_dq_contracts.delta_metadata.evaluate_completeness`).
+    """Fires when no partition is missing (see :func:`~airflow_dq_contracts.store.delta_log.evaluate_completeness`).
 
     Example::
 

@@ -6,11 +6,11 @@ job wrote, so it must not import ``pyspark`` (not even transitively) and must no
 this module (for :func:`is_path`) costs nothing.
 
 delta-rs addresses tables by path or URI only; a catalog table name (``dq.results``) cannot be
-resolved here — read those with :func:`airflow_dq_contracts.engine.sinks.read_results`.
+resolved here — read those with :func:`airflow_dq_contracts.store.sinks.read_results`.
 
 Example::
 
-    >>> from airflow_dq_contracts.results_store import is_path
+    >>> from airflow_dq_contracts.store.results_store import is_path
     >>> is_path("/data/dq/results"), is_path("s3://bucket/dq/results"), is_path("dq.results")
     (True, True, False)
 """

@@ -29,9 +29,9 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 
 def run(args: argparse.Namespace) -> int:
     """Build and write the report; one readable line on failure, never a traceback."""
-    from airflow_dq_contracts.results_store import ResultsStoreError
+    from airflow_dq_contracts.store.results_store import ResultsStoreError
 
-    from . import build_report, write_report
+    from airflow_dq_contracts.report import build_report, write_report
 
     if args.days < 1:
         print("dq-contracts report: --days must be at least 1", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Spark settings shared by the job, the CLI, the operator and the tests — plain Python, no pyspark.
 
-Delta's jars are resolved once per machine into a local folder (:mod:`airflow_dq_contracts.jars`,
+Delta's jars are resolved once per machine into a local folder (:mod:`airflow_dq_contracts.runtime.jars`,
 under an inter-process lock) and passed as ``spark.jars`` / ``--jars``, never ``--packages``: Ivy
 is not safe for concurrent writers to one cache. Offline, point ``DQ_CONTRACTS_DELTA_JARS`` at a
 folder of jars (``dq-contracts jars fetch`` on a connected machine makes one): every ``*.jar``
@@ -135,7 +135,7 @@ def delta_dependency_conf(ivy_home: str | None = None, ivy_settings: str | None 
 
         conf = {**default_spark_conf(), **delta_dependency_conf()}   # {'spark.jars': '/…/delta-spark….jar,…'}
     """
-    from airflow_dq_contracts import jars  # jars imports this module
+    from airflow_dq_contracts.runtime import jars  # jars imports this module
 
     return {"spark.jars": ",".join(jars.delta_jars(ivy_home=ivy_home, ivy_settings=ivy_settings))}
 

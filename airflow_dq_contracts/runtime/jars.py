@@ -29,7 +29,7 @@ this for Delta.
 
 Example::
 
-    from airflow_dq_contracts import jars
+    from airflow_dq_contracts.runtime import jars
     paths = jars.delta_jars()               # resolved on first use, then instant
     conf = {"spark.jars": ",".join(paths)}
 """
@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from airflow_dq_contracts import spark_config
+from airflow_dq_contracts.runtime import spark_config
 
 JARS_DIR_ENV = "DQ_CONTRACTS_JARS_DIR"
 COMPLETE_MARKER = ".complete"

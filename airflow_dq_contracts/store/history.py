@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from airflow_dq_contracts.contract.baseline import HISTORY_COLUMNS, Baseline, gated_runs, judge, select_points
 from airflow_dq_contracts.results import format_time
-from airflow_dq_contracts.results_store import ResultsStoreError, _open, _scan, plain_rows, sql_string
+from airflow_dq_contracts.store.results_store import ResultsStoreError, _open, _scan, plain_rows, sql_string
 
 __all__ = ["CheckHistory", "read_history", "check_histories", "HISTORY_COLUMNS"]
 

@@ -10,11 +10,11 @@ it back in one commit that replaces that key's rows (``replaceWhere``): a handfu
 jobs, where a ``MERGE`` plans a join and a rewrite and cost several seconds of every run's fixed
 cost. Two runs of the same version at once conflict on that commit (each read the key's rows
 another one replaced); the loser is retried from the read, like the other sinks
-(:func:`airflow_dq_contracts.engine.sinks._with_retries`), as is a race to create the table.
+(:func:`airflow_dq_contracts.store.sinks._with_retries`), as is a race to create the table.
 
 Example::
 
-    from airflow_dq_contracts.engine.registry_sink import write_registry
+    from airflow_dq_contracts.store.registry_sink import write_registry
     write_registry(spark, registry_row(contract, contract_text=text, ...), "/wh/dq_contracts")
 """
 
@@ -27,7 +27,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from airflow_dq_contracts.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
+from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
 from airflow_dq_contracts.results import to_utc
 
 from .sinks import (
@@ -125,7 +125,7 @@ def _read_key_on_driver(target: _Target, row: Mapping[str, Any]) -> list[dict[st
         import pyarrow as pa
         from deltalake import DeltaTable as RustDeltaTable
 
-        from airflow_dq_contracts.results_store import plain_rows
+        from airflow_dq_contracts.store.results_store import plain_rows
 
         table = RustDeltaTable(target.path)
         names = [name for name, _ in REGISTRY_COLUMNS]
@@ -148,7 +148,7 @@ def _fold(found: list[dict[str, Any]], row: Mapping[str, Any]) -> dict[str, Any]
 def _upsert_on_driver(target: _Target, row: Mapping[str, Any], attempts: int = 5) -> bool:
     """The upsert committed by delta-rs on the driver (milliseconds, no Spark job); False: Spark writes it.
 
-    Only for a table :func:`~airflow_dq_contracts.engine.sinks.driver_table` allows (local, the exact
+    Only for a table :func:`~airflow_dq_contracts.store.sinks.driver_table` allows (local, the exact
     registry schema). One commit: an append for a new key, else a predicate overwrite of the key's
     rows; a concurrent commit makes delta-rs refuse it, and the upsert is read and merged again.
     """
@@ -184,17 +184,17 @@ def _upsert_on_driver(target: _Target, row: Mapping[str, Any], attempts: int = 5
 
 def _driver_key_predicate(row: Mapping[str, Any]) -> str:
     """``row``'s key as a delta-rs (DataFusion) predicate, NULL-safe."""
-    from airflow_dq_contracts.results_store import sql_string
+    from airflow_dq_contracts.store.results_store import sql_string
 
     return " AND ".join(f"{key} IS NULL" if row.get(key) is None else f"{key} = {sql_string(str(row[key]))}"
                         for key in REGISTRY_KEY)
 
 
 def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, max_attempts: int = 8) -> None:
-    """Upsert one registry row (from :func:`airflow_dq_contracts.registry.registry_row`) into ``target``.
+    """Upsert one registry row (from :func:`airflow_dq_contracts.store.registry.registry_row`) into ``target``.
 
     The table is created on first use. Commit conflicts with concurrent runs are retried up to
-    ``max_attempts`` times, then :class:`~airflow_dq_contracts.engine.sinks.SinkError`.
+    ``max_attempts`` times, then :class:`~airflow_dq_contracts.store.sinks.SinkError`.
 
     Example::
 

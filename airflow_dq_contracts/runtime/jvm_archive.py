@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from airflow_dq_contracts import jars, spark_config
+from airflow_dq_contracts.runtime import jars, spark_config
 
 ARCHIVE_ENV = "DQ_CONTRACTS_JVM_ARCHIVE"
 OFF_VALUES = {"off", "0", "false", "no", "none"}

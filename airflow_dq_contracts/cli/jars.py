@@ -1,7 +1,7 @@
 """``dq-contracts jars fetch|path``: Delta's jars ahead of time (image builds, air-gapped clusters);
 ``dq-contracts jvm-archive build|path``: the class-data-sharing archive of short drivers (jvm_archive.py).
 
-``fetch`` resolves them once (:func:`airflow_dq_contracts.jars.resolve`, under the same lock every
+``fetch`` resolves them once (:func:`airflow_dq_contracts.runtime.jars.resolve`, under the same lock every
 submission takes) and prints the folder; ``path`` prints the folder a submission will use and
 exits 1 when it is not there yet. Both are plain Python; only ``fetch`` starts Java (Ivy, no Spark).
 
@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from airflow_dq_contracts import jars, jvm_archive, spark_config
+from airflow_dq_contracts.runtime import jars, jvm_archive, spark_config
 
 EXIT_OK = 0
 EXIT_MISSING = 1

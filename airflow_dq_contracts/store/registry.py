@@ -1,7 +1,7 @@
 """The contract registry: one row per contract version in a Delta table ``dq_contracts`` beside the results.
 
 Plain Python plus (lazily) ``deltalake``: the layout, the row built from a contract and its run,
-and a delta-rs reader. The Spark job writes the rows (:mod:`airflow_dq_contracts.engine.registry_sink`);
+and a delta-rs reader. The Spark job writes the rows (:mod:`airflow_dq_contracts.store.registry_sink`);
 the report, the alert notifier or a catalog read them here, without a JVM.
 
 Why a registry: the results table says *what* each check found; it does not say who owns the
@@ -27,7 +27,7 @@ import os
 from typing import Any, Mapping
 
 from airflow_dq_contracts.results import parse_time
-from airflow_dq_contracts.results_store import ResultsStoreError, is_path, plain_rows, sql_string
+from airflow_dq_contracts.store.results_store import ResultsStoreError, is_path, plain_rows, sql_string
 
 __all__ = [
     "REGISTRY_COLUMNS",

@@ -4,7 +4,7 @@ The evaluator calls :func:`load_history` once, before validating, when the contr
 one baseline (``baseline:`` or ``drift``) check. Sources:
 
 * a **path or URI** of the Delta results table — read with delta-rs, no Spark job
-  (:func:`airflow_dq_contracts.history.read_history`), pruned by the ``contract_name`` partition and
+  (:func:`airflow_dq_contracts.store.history.read_history`), pruned by the ``contract_name`` partition and
   the reference-time window;
 * a **catalog table name** — read with Spark, same pruning;
 * **records** — :class:`~airflow_dq_contracts.results.CheckResult` objects or result dicts (e.g.
@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from airflow_dq_contracts.contract.baseline import HISTORY_COLUMNS
 from airflow_dq_contracts.results import CheckResult, parse_time
-from airflow_dq_contracts.results_store import is_path
+from airflow_dq_contracts.store.results_store import is_path
 
 #: What ``evaluate(history=…)`` accepts.
 HistorySource = Union[str, Iterable[Union[CheckResult, Mapping[str, Any]]], None]
@@ -81,7 +81,7 @@ def load_history(spark: SparkSession, source: HistorySource, contract_name: str,
         return []
     if isinstance(source, str):
         if is_path(source):
-            from airflow_dq_contracts.history import read_history
+            from airflow_dq_contracts.store.history import read_history
 
             return read_history(source, contract_name, since=since, until=until)
         return _from_catalog(spark, source, contract_name, since, until)

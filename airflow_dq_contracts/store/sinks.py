@@ -98,7 +98,7 @@ from airflow_dq_contracts.results import (
     to_utc,
     utcnow,
 )
-from airflow_dq_contracts.results_store import is_path
+from airflow_dq_contracts.store.results_store import is_path
 
 __all__ = [
     "RESULTS_PARTITION_COLUMNS",
@@ -523,7 +523,7 @@ def _run_absent(target: _Target, run_column: str, run_id: str) -> bool:
         import pyarrow as pa
         from deltalake import DeltaTable as RustDeltaTable
 
-        from airflow_dq_contracts.results_store import sql_string
+        from airflow_dq_contracts.store.results_store import sql_string
 
         table = RustDeltaTable(target.path)
         if run_column not in table.schema().to_arrow().names:
@@ -587,7 +587,7 @@ def driver_table(target: _Target, columns: Sequence[tuple[str, str]], partition_
 def _absent_in(table: Any, run_column: str, run_id: str) -> bool:
     import pyarrow as pa
 
-    from airflow_dq_contracts.results_store import sql_string
+    from airflow_dq_contracts.store.results_store import sql_string
 
     reader = table.scan(columns=[run_column], predicate=f"{run_column} = {sql_string(run_id)}")
     return pa.RecordBatchReader.from_stream(reader).read_all().num_rows == 0
@@ -781,7 +781,7 @@ def committed_version(spark: SparkSession, target: str) -> int | None:
 
     Right after :func:`write_results` this is the version of that write's commit (Delta installs
     the committed snapshot), which the job reports so the operator can read the run back from
-    that one commit (:func:`airflow_dq_contracts.results_store.read_results` checks that the
+    that one commit (:func:`airflow_dq_contracts.store.results_store.read_results` checks that the
     commit is the run's and falls back to a table scan otherwise). Catalog names and sessions
     without a JVM gateway (Spark Connect) give None.
     """

@@ -13,6 +13,11 @@ import argparse
 import sys
 from typing import Sequence
 
+from airflow_dq_contracts.cli.history import add_parser as add_history_parser
+from airflow_dq_contracts.cli.interop import register as register_interop
+from airflow_dq_contracts.cli.jars import add_parser as add_jars_parser
+from airflow_dq_contracts.cli.report import add_parser as add_report_parser
+
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -112,18 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p_run.set_defaults(func=_cmd_run)
 
-    from airflow_dq_contracts import jars_cli
-
-    jars_cli.add_parser(sub)
-    from airflow_dq_contracts.report.cli import add_parser as add_report_parser
-
+    add_jars_parser(sub)
     add_report_parser(sub)
-    from airflow_dq_contracts import history_cli
-
-    history_cli.add_parser(sub)
-
-    from airflow_dq_contracts.interop.cli import register as register_interop
-
+    add_history_parser(sub)
     register_interop(sub)  # import datahub|dataplex, export datahub
     return parser
 

@@ -38,11 +38,11 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
     try:
         if args.source == "datahub":
-            from .datahub import import_datahub
+            from airflow_dq_contracts.interop.datahub import import_datahub
 
             text = import_datahub(args.files, name=args.name)
         else:
-            from .dataplex import import_dataplex
+            from airflow_dq_contracts.interop.dataplex import import_dataplex
 
             text = import_dataplex(args.files, name=args.name, table=args.table, path=args.path, fmt=args.format)
     except ContractValidationError as err:
@@ -54,7 +54,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
 
-    from .datahub_export import export_datahub_report
+    from airflow_dq_contracts.interop.datahub_export import export_datahub_report
 
     try:
         contract = load_contract(args.contract)

@@ -51,9 +51,9 @@ def _number(value: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """The ``history`` command; returns the exit code (never a traceback)."""
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
-    from airflow_dq_contracts.history import check_histories, read_history
-    from airflow_dq_contracts.history import REPORT_COLUMNS
-    from airflow_dq_contracts.results_store import ResultsStoreError
+    from airflow_dq_contracts.store.history import check_histories, read_history
+    from airflow_dq_contracts.store.history import REPORT_COLUMNS
+    from airflow_dq_contracts.store.results_store import ResultsStoreError
 
     if args.days < 1:
         print("dq-contracts history: --days must be ≥ 1", file=sys.stderr)

@@ -1,0 +1,1 @@
+"""The results store: where a run's results, quarantine counts, history and registry live."""
