@@ -1,0 +1,172 @@
+"""The one place that opens a Delta table with delta-rs: locations, storage options, one error mapping.
+
+Plain Python plus ``deltalake`` (imported lazily): the Airflow side (operator read-back, sensors,
+triggers, report, history, registry) and the Spark driver's delta-rs fast paths all open tables
+through :func:`open_table`, so credentials (``storage_options``) and error wording are decided once.
+
+* :func:`is_path` — a path or URI, as opposed to a catalog table name.
+* :func:`normalise_location` — ``~`` expanded, ``file:`` URIs made paths, relative paths absolute.
+* :func:`resolve_location` — a target (path or table name) → the location delta-rs reads, using the
+  warehouse layout for names.
+* :func:`table_exists` — whether a Delta log is there (an unreachable store counts as "no").
+* :func:`open_table` — a ``deltalake.DeltaTable`` or :class:`TableNotFoundError` /
+  :class:`StoreError` with a one-line reason naming the location.
+
+Example::
+
+    >>> is_path("/data/dq/results"), is_path("s3://bucket/dq/results"), is_path("dq.results")
+    (True, True, False)
+    >>> resolve_location("silver.orders", "/wh")
+    '/wh/silver.db/orders'
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from typing import Any, Mapping
+
+#: Where catalog table names are looked up when no warehouse is given (Spark's warehouse layout).
+WAREHOUSE_ENV = "DQ_CONTRACTS_WAREHOUSE"
+
+__all__ = [
+    "WAREHOUSE_ENV", "StoreError", "TableNotFoundError", "is_path", "normalise_location", "open_table",
+    "resolve_location", "sql_string", "table_exists", "warehouse_table_path",
+]
+
+
+class StoreError(Exception):
+    """A table of the store cannot be opened or read (not Delta, unreachable, wrong schema, a bad name)."""
+
+
+class TableNotFoundError(StoreError):
+    """No Delta table at the location (no transaction log there)."""
+
+    def __init__(self, message: str, location: str | None = None) -> None:
+        super().__init__(message)
+        self.location = location
+
+
+def is_path(target: str) -> bool:
+    """True when ``target`` is a filesystem path or URI, False for a catalog table name.
+
+    A target containing ``/``, ``\\`` or ``://``, or starting with ``.`` or ``~``, is a path;
+    anything else (``results``, ``dq.results``, ``main.dq.results``) is a table name.
+
+    >>> [is_path(t) for t in ("/tmp/r", "./r", "~/r", "C:\\\\r", "s3a://b/r", "dq.results")]
+    [True, True, True, True, True, False]
+    """
+    text = target.strip()
+    return "/" in text or "\\" in text or "://" in text or text.startswith((".", "~"))
+
+
+def sql_string(value: str) -> str:
+    """A single-quoted SQL string literal for DataFusion (standard SQL: quotes are doubled).
+
+    >>> sql_string("it's")
+    "'it''s'"
+    """
+    return "'" + value.replace("'", "''") + "'"
+
+
+def normalise_location(location: str) -> str:
+    """A URI stays as it is (without a trailing ``/``); a local path is made absolute, ``~`` and ``file:`` resolved.
+
+    >>> normalise_location("s3://b/t/"), normalise_location("file:///tmp/t")
+    ('s3://b/t', '/tmp/t')
+    """
+    text = os.fspath(location).strip()
+    if "://" in text and not text.startswith("file:"):
+        return text.rstrip("/")
+    if text.startswith("file:"):
+        text = urllib.parse.urlparse(text).path
+    return os.path.abspath(os.path.expanduser(text))
+
+
+def warehouse_table_path(table: str, warehouse: str | None = None) -> str:
+    """Path of a catalog table in Spark's default warehouse layout.
+
+    ``db.table`` → ``<warehouse>/<db>.db/<table>``; ``table`` or ``default.table`` →
+    ``<warehouse>/<table>``; a leading ``spark_catalog.`` is dropped. Names are lower-cased, as
+    Spark's session catalog stores them. ``warehouse`` defaults to ``$DQ_CONTRACTS_WAREHOUSE``.
+
+    >>> warehouse_table_path("Silver.Orders", "/data/warehouse")
+    '/data/warehouse/silver.db/orders'
+    >>> warehouse_table_path("orders", "s3://lake/wh/")
+    's3://lake/wh/orders'
+    """
+    base = warehouse or os.environ.get(WAREHOUSE_ENV)
+    if not base:
+        raise StoreError(
+            f"table {table!r} needs a warehouse folder to be found: pass warehouse=... "
+            f"or set ${WAREHOUSE_ENV} (or give a path instead of a table name)"
+        )
+    parts = [p.strip().strip("`").lower() for p in str(table).split(".")]
+    if len(parts) == 3 and parts[0] == "spark_catalog":
+        parts = parts[1:]
+    if not parts or any(not p for p in parts) or len(parts) > 2:
+        raise StoreError(f"table {table!r} is not a table name of the form 'table' or 'database.table'")
+    base = base.rstrip("/")
+    if len(parts) == 1 or parts[0] == "default":
+        return f"{base}/{parts[-1]}"
+    return f"{base}/{parts[0]}.db/{parts[1]}"
+
+
+def resolve_location(target: str, warehouse: str | None = None) -> str:
+    """Where delta-rs reads ``target``: the path itself (``~`` expanded), or a table name in the warehouse layout.
+
+    >>> resolve_location("/wh/dq_results"), resolve_location("dq.results", "/wh")
+    ('/wh/dq_results', '/wh/dq.db/results')
+    """
+    if is_path(target):
+        text = target.strip()
+        return text if "://" in text else os.path.expanduser(text)
+    return warehouse_table_path(target, warehouse)
+
+
+def table_exists(location: str, storage_options: Mapping[str, str] | None = None) -> bool:
+    """Whether ``location`` holds a Delta table; an unreachable store is "no" here (:func:`open_table` says why)."""
+    from deltalake import DeltaTable
+
+    try:
+        return bool(DeltaTable.is_deltatable(normalise_location(location), dict(storage_options or {})))
+    except Exception:  # noqa: BLE001 - delta-rs raises OSError, its own errors and panics alike: all mean "not readable"
+        return False
+
+
+def open_table(
+    location: str,
+    *,
+    storage_options: Mapping[str, str] | None = None,
+    what: str = "Delta",
+    without_files: bool = False,
+    version: int | None = None,
+) -> Any:
+    """The ``deltalake.DeltaTable`` at ``location`` — the only constructor call of the package.
+
+    ``what`` names the table in errors ("results", "quarantine", "registry"…). Raises
+    :class:`TableNotFoundError` when there is no Delta log and :class:`StoreError` for anything
+    else (a catalog name, unreachable storage, a corrupt log), each naming the location.
+    """
+    if not isinstance(location, str) or not location.strip():
+        raise StoreError(f"{what} table: expected a path or URI, got {location!r}")
+    if not is_path(location):
+        raise StoreError(
+            f"{what} table {location!r} looks like a catalog table name; delta-rs reads Delta tables "
+            "by path or URI only (e.g. /data/dq/results or s3://bucket/dq/results)"
+        )
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError
+    from deltalake.exceptions import TableNotFoundError as RustTableNotFound
+
+    path = normalise_location(location)
+    try:
+        return DeltaTable(path, version=version, storage_options=dict(storage_options or {}) or None,
+                          without_files=without_files)
+    except RustTableNotFound as exc:
+        raise TableNotFoundError(
+            f"{what} table {path!r} does not exist (no Delta transaction log there): "
+            "nothing has been written to it yet, or the path is wrong", path,
+        ) from exc
+    except (DeltaError, OSError) as exc:
+        raise StoreError(f"{what} table {path!r} cannot be opened: {exc}") from exc
