@@ -41,7 +41,7 @@ from cluster_fixtures import (  # noqa: F401  (spark_cluster is a fixture)
     spark_cluster,
 )
 
-from airflow_dq_contracts.runtime import spark_config
+from airflow_dq_contracts.runtime import jars, spark_config
 
 pytestmark = pytest.mark.cluster
 
@@ -76,7 +76,7 @@ def spark_submit_cmd(
         if delta_jars:
             conf["spark.jars"] = ",".join(str(jar) for jar in delta_jars)
         else:
-            conf.update(spark_config.delta_dependency_conf())  # local jars, resolved once per machine
+            conf.update(jars.delta_dependency_conf())  # local jars, resolved once per machine
     cmd = ["spark-submit", "--master", cluster.master_url, "--deploy-mode", deploy_mode]
     for key, value in conf.items():
         cmd += ["--conf", f"{key}={value}"]
@@ -127,7 +127,6 @@ def submit_cluster_mode(
 def delta_jars() -> list[Path]:
     """Delta's jars as local files: ``$DQ_CONTRACTS_DELTA_JARS`` offline, else resolved once per machine
     under the lock every submission takes (``airflow_dq_contracts.runtime.jars``)."""
-    from airflow_dq_contracts.runtime import jars
 
     return [Path(jar) for jar in jars.delta_jars()]
 

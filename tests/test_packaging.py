@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts.runtime import spark_config
+from airflow_dq_contracts.runtime import jars, spark_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,7 +63,7 @@ def test_delta_package_override_and_unknown_spark(monkeypatch, tmp_path):
     monkeypatch.delenv(spark_config.DELTA_JARS_ENV, raising=False)
     monkeypatch.setenv("DQ_CONTRACTS_JARS_DIR", str(tmp_path / "jars"))
     with pytest.raises(JarResolutionError, match=r"delta-spark_4\.2_2\.13:4\.5\.0(.|\n)*Offline route"):
-        spark_config.delta_dependency_conf(ivy_home=str(tmp_path / "ivy"))
+        jars.delta_dependency_conf(ivy_home=str(tmp_path / "ivy"))
 
 
 def test_spark_home_decides_the_spark_version(monkeypatch, tmp_path):

@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
-from airflow_dq_contracts.runtime import jvm_archive, spark_config
+from airflow_dq_contracts.runtime import jars, jvm_archive, spark_config
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def get_spark(
     settings.update(user)
     if not any(p.strip().startswith("io.delta:delta-spark") for p in user.get("spark.jars.packages", "").split(",")):
         # Local jars resolved once per machine under a lock, never a concurrent Ivy resolve (jars.py).
-        delta = spark_config.delta_dependency_conf(ivy_home=user.get("spark.jars.ivy"),
+        delta = jars.delta_dependency_conf(ivy_home=user.get("spark.jars.ivy"),
                                                    ivy_settings=user.get("spark.jars.ivySettings"))
         settings["spark.jars"] = ",".join(filter(None, [user.get("spark.jars"), delta["spark.jars"]]))
     # The driver JVM starts here: map its classes from the machine's archive when one was built.

@@ -308,3 +308,15 @@ def planned_delta_folder(jars_dir: Path | str | None = None, spark_version: str 
         return Path(offline).expanduser()
     root = Path(jars_dir).expanduser() if jars_dir is not None else default_jars_dir()
     return root / folder_name([spark_config.delta_package(spark_version)])
+
+
+def delta_dependency_conf(ivy_home: str | None = None, ivy_settings: str | None = None) -> dict[str, str]:
+    """``spark.jars`` with Delta's local jars (``$DQ_CONTRACTS_DELTA_JARS``, else resolved once).
+
+    ``ivy_home`` / ``ivy_settings`` are the session's ``spark.jars.ivy`` / ``spark.jars.ivySettings``.
+
+    Example::
+
+        conf = {**spark_config.default_spark_conf(), **delta_dependency_conf()}   # {'spark.jars': '/…/delta-spark….jar,…'}
+    """
+    return {"spark.jars": ",".join(delta_jars(ivy_home=ivy_home, ivy_settings=ivy_settings))}

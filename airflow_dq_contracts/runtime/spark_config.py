@@ -126,19 +126,6 @@ def offline_jars() -> list[str]:
     return sorted(glob.glob(os.path.join(folder, "*.jar")))
 
 
-def delta_dependency_conf(ivy_home: str | None = None, ivy_settings: str | None = None) -> dict[str, str]:
-    """``spark.jars`` with Delta's local jars (``$DQ_CONTRACTS_DELTA_JARS``, else resolved once).
-
-    ``ivy_home`` / ``ivy_settings`` are the session's ``spark.jars.ivy`` / ``spark.jars.ivySettings``.
-
-    Example::
-
-        conf = {**default_spark_conf(), **delta_dependency_conf()}   # {'spark.jars': '/…/delta-spark….jar,…'}
-    """
-    from airflow_dq_contracts.runtime import jars  # jars imports this module
-
-    return {"spark.jars": ",".join(jars.delta_jars(ivy_home=ivy_home, ivy_settings=ivy_settings))}
-
 
 def default_spark_conf(local: bool = True) -> dict[str, str]:
     """Delta SQL extensions, plus small-machine tuning when ``local``."""
