@@ -30,7 +30,7 @@ EXIT_INVALID = 1
 EXIT_FAILED = 4
 
 
-def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``history`` on the ``dq-contracts`` sub-command parser."""
     parser = sub.add_parser("history", help="per check: runs, failures, last failure, baseline, never fired")
     parser.add_argument("contract", metavar="CONTRACT", help="contract file, or a contract name")
@@ -51,9 +51,9 @@ def _number(value: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """The ``history`` command; returns the exit code (never a traceback)."""
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
-    from airflow_dq_contracts.store.history import check_histories, read_history
-    from airflow_dq_contracts.store.history import REPORT_COLUMNS
-    from airflow_dq_contracts.store.results_store import ResultsStoreError
+    from airflow_dq_contracts.store.delta import StoreError
+    from airflow_dq_contracts.store.history import REPORT_COLUMNS, check_histories
+    from airflow_dq_contracts.store.results_store import DeltaResultsStore
 
     if args.days < 1:
         print("dq-contracts history: --days must be ≥ 1", file=sys.stderr)
@@ -69,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
         name = contract.name
         baselines = {c.check_id: c.baseline for c in contract.all_checks() if c.baseline is not None}
     try:
-        rows = read_history(args.results_table, name, columns=REPORT_COLUMNS)
-    except ResultsStoreError as exc:
+        rows = DeltaResultsStore(args.results_table).read_history(name, columns=REPORT_COLUMNS)
+    except StoreError as exc:
         print(f"dq-contracts history: {exc}", file=sys.stderr)
         return EXIT_FAILED
     histories = check_histories(rows, days=args.days, baselines=baselines)

@@ -14,7 +14,7 @@ EXIT_OK = 0
 EXIT_FAILED = 4
 
 
-def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``report`` subcommand on the ``dq-contracts`` parser."""
     parser = sub.add_parser("report", help="write a self-contained HTML report of a run from the results table")
     parser.add_argument("--results-table", required=True, metavar="PATH", help="Delta results table (path or URI)")
@@ -29,9 +29,8 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 
 def run(args: argparse.Namespace) -> int:
     """Build and write the report; one readable line on failure, never a traceback."""
-    from airflow_dq_contracts.store.results_store import ResultsStoreError
-
     from airflow_dq_contracts.report import build_report, write_report
+    from airflow_dq_contracts.store.delta import StoreError
 
     if args.days < 1:
         print("dq-contracts report: --days must be at least 1", file=sys.stderr)
@@ -40,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         page = build_report(args.results_table, args.contract, run_id=args.run_id, days=args.days,
                             quarantine_table=args.quarantine_table)
         location = write_report(page, args.output)
-    except (ResultsStoreError, OSError, ValueError) as exc:
+    except (StoreError, OSError, ValueError) as exc:
         print(f"dq-contracts report: {exc}", file=sys.stderr)
         return EXIT_FAILED
     print(location)

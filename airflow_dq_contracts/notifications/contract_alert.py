@@ -36,11 +36,14 @@ import os
 import smtplib
 import socket
 import ssl
+from collections.abc import Sequence
 from email.message import EmailMessage
-from typing import Any, Sequence
+from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+from airflow_dq_contracts.store.delta import StoreError, is_path
+from airflow_dq_contracts.store.results_store import DeltaResultsStore
 from airflow_dq_contracts.version_compat import BaseNotifier
 
 __all__ = ["ContractAlertNotifier", "format_alert"]
@@ -122,14 +125,11 @@ def _registry_row(summary: dict[str, Any]) -> dict[str, Any] | None:
     contract = summary.get("contract") or {}
     if not results_table or not contract.get("name"):
         return None
-    from airflow_dq_contracts.store.registry import read_registry, registry_table_for
-    from airflow_dq_contracts.store.results_store import ResultsStoreError, is_path
-
     if not is_path(results_table):
         return None
     try:
-        return read_registry(registry_table_for(results_table), contract["name"], contract.get("version"))
-    except ResultsStoreError:
+        return DeltaResultsStore(results_table).read_registry(contract["name"], contract.get("version"))
+    except StoreError:
         return None
 
 

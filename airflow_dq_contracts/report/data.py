@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from airflow_dq_contracts.store.registry import read_registry, registry_table_for
-from airflow_dq_contracts.results import QUARANTINE_RUN_ID, QUARANTINE_VIOLATIONS, ContractResult, CheckResult
-from airflow_dq_contracts.store.results_store import ResultsStoreError, _open, _scan, read_results, sql_string
+from airflow_dq_contracts.results import QUARANTINE_RUN_ID, QUARANTINE_VIOLATIONS, CheckResult, ContractResult
+from airflow_dq_contracts.store.delta import (
+    StoreError,
+    open_table,
+    resolve_location,
+    scan_table,
+    sql_string,
+    stream_table,
+)
+from airflow_dq_contracts.store.results_store import DeltaResultsStore
 
 __all__ = ["CheckHistory", "ReportData", "ReportDataError", "load_report_data"]
 
@@ -36,7 +43,7 @@ _HISTORY_COLUMNS = ["run_id", "check_id", "metric_value", "status", "evaluated_a
 _OPTIONAL_HISTORY_COLUMNS = ["reference_time", "expected_min", "expected_max"]
 
 
-class ReportDataError(ResultsStoreError):
+class ReportDataError(StoreError):
     """Nothing to report: no such contract or run in the results table."""
 
 
@@ -123,16 +130,14 @@ def _samples(
     location: str, run_id: str, wanted: list[str], storage_options: Mapping[str, str] | None, limit: int
 ) -> tuple[dict[str, list[dict[str, Any]]], list[str], int]:
     """(rows per check id, column names, rows of the run) from the quarantine table, reading a bounded prefix."""
-    import pyarrow as pa
-
-    table = _open(location, "quarantine", storage_options)
+    table = open_table(location, storage_options=storage_options, what="quarantine")
     predicate = f"{QUARANTINE_RUN_ID} = {sql_string(run_id)}"
-    total = int(_scan(table, location, "quarantine", [QUARANTINE_RUN_ID], predicate).num_rows)
+    total = int(scan_table(table, location, "quarantine", [QUARANTINE_RUN_ID], predicate).num_rows)
     samples: dict[str, list[dict[str, Any]]] = {check_id: [] for check_id in wanted}
     columns: list[str] = []
     if not wanted or total == 0:
         return samples, columns, total
-    reader = pa.RecordBatchReader.from_stream(table.scan(predicate=predicate))
+    reader = stream_table(table, location, "quarantine", None, predicate)
     seen = 0
     for batch in reader:
         columns = [c for c in batch.schema.names if not c.startswith("_dq_")]
@@ -163,7 +168,7 @@ def load_report_data(
 
     ``quarantine_table`` defaults to the one the registry recorded for the contract version.
     Raises :class:`ReportDataError` when the contract or run has no results,
-    :class:`~airflow_dq_contracts.store.results_store.ResultsStoreError` when a table cannot be read.
+    :class:`~airflow_dq_contracts.store.delta.StoreError` when a table cannot be read.
 
     Example::
 
@@ -171,22 +176,17 @@ def load_report_data(
     """
     if days < 1:
         raise ValueError(f"days must be >= 1, got {days}")
-    location = os.path.expanduser(results_table.strip())
-    table = _open(location, "results", storage_options)
-    present = set(table.schema().to_arrow().names)
-    columns = _HISTORY_COLUMNS + [c for c in _OPTIONAL_HISTORY_COLUMNS if c in present]
-    # The results table is partitioned by contract_name: this predicate reads one directory.
-    history = _plain_strings(_scan(table, location, "results", columns, f"contract_name = {sql_string(contract_name)}"))
+    store = DeltaResultsStore(results_table, storage_options=storage_options)
+    location = store.location
+    history = _plain_strings(store.read_history_table(contract_name, _HISTORY_COLUMNS, _OPTIONAL_HISTORY_COLUMNS))
     if history.num_rows == 0:
         raise ReportDataError(f"results table {location!r} has no results for contract {contract_name!r}")
     run_id = run_id or _latest_run(history)
-    records = [r for r in read_results(location, run_id, storage_options=storage_options)
-               if r.contract_name == contract_name]
+    records = store.read_run(run_id, contract_name=contract_name)
     if not records:
         raise ReportDataError(f"results table {location!r} has no run {run_id!r} of contract {contract_name!r}")
 
-    registry = read_registry(registry_table_for(location), contract_name, records[0].contract_version,
-                             storage_options=storage_options)
+    registry = store.read_registry(contract_name, records[0].contract_version)
     quarantine_table = quarantine_table or (registry or {}).get("quarantine_table")
     failed_row_checks = [r.check_id for r in records if r.status != "passed" and (r.failed_rows or 0) > 0]
     samples: dict[str, list[dict[str, Any]]] = {}
@@ -194,7 +194,7 @@ def load_report_data(
     quarantine_rows: int | None = None
     if quarantine_table:
         samples, sample_columns, quarantine_rows = _samples(
-            os.path.expanduser(quarantine_table), run_id, failed_row_checks, storage_options, sample_rows)
+            resolve_location(quarantine_table), run_id, failed_row_checks, storage_options, sample_rows)
 
     unfiltered = [r.row_count for r in records if not r.filter] or [r.row_count for r in records]
     result = ContractResult(

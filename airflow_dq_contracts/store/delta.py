@@ -11,6 +11,10 @@ through :func:`open_table`, so credentials (``storage_options``) and error wordi
 * :func:`table_exists` — whether a Delta log is there (an unreachable store counts as "no").
 * :func:`open_table` — a ``deltalake.DeltaTable`` or :class:`TableNotFoundError` /
   :class:`StoreError` with a one-line reason naming the location.
+* :func:`scan_table` / :func:`stream_table` — the rows matching a predicate, some columns, as a
+  ``pyarrow.Table`` / record batch reader (delta-rs's own engine: deletion vectors and column
+  mapping honoured).
+* :func:`plain_rows` — a ``pyarrow.Table``'s rows as dicts, timestamps as aware UTC datetimes.
 
 Example::
 
@@ -24,27 +28,39 @@ from __future__ import annotations
 
 import os
 import urllib.parse
-from typing import Any, Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from airflow_dq_contracts.timeutil import from_epoch_micros
 
 #: Where catalog table names are looked up when no warehouse is given (Spark's warehouse layout).
 WAREHOUSE_ENV = "DQ_CONTRACTS_WAREHOUSE"
 
 __all__ = [
     "WAREHOUSE_ENV", "StoreError", "TableNotFoundError", "is_path", "normalise_location", "open_table",
-    "resolve_location", "sql_string", "table_exists", "warehouse_table_path",
+    "plain_rows", "resolve_location", "scan_table", "sql_string", "stream_table", "table_exists",
+    "warehouse_table_path",
 ]
 
 
 class StoreError(Exception):
-    """A table of the store cannot be opened or read (not Delta, unreachable, wrong schema, a bad name)."""
+    """A table of the store cannot be opened or read (not Delta, unreachable, wrong schema, a bad name).
 
-
-class TableNotFoundError(StoreError):
-    """No Delta table at the location (no transaction log there)."""
+    ``location`` (also readable as ``path``) is the table concerned, when there is one.
+    """
 
     def __init__(self, message: str, location: str | None = None) -> None:
         super().__init__(message)
         self.location = location
+
+    @property
+    def path(self) -> str | None:
+        """The table concerned (the name the metadata readers have always used)."""
+        return self.location
+
+
+class TableNotFoundError(StoreError):
+    """No Delta table at the location (no transaction log there)."""
 
 
 def is_path(target: str) -> bool:
@@ -169,4 +185,85 @@ def open_table(
             "nothing has been written to it yet, or the path is wrong", path,
         ) from exc
     except (DeltaError, OSError) as exc:
-        raise StoreError(f"{what} table {path!r} cannot be opened: {exc}") from exc
+        raise StoreError(f"{what} table {path!r} cannot be opened: {exc}", path) from exc
+    except Exception as exc:  # noqa: BLE001 - delta-rs also raises ValueError/RuntimeError/… for a bad log or URI
+        raise StoreError(f"{what} table {path!r} cannot be opened: {exc}", path) from exc
+    except BaseException as exc:  # noqa: BLE001 - pyo3's PanicException (a BaseException) on a corrupt log
+        if type(exc).__name__ != "PanicException":
+            raise  # KeyboardInterrupt, SystemExit, a cancelled task: not ours to map
+        raise StoreError(f"{what} table {path!r} cannot be opened: delta-rs panicked: {exc}", path) from exc
+
+
+def stream_table(
+    table: Any, location: str, what: str, columns: Sequence[str] | None, predicate: str | None
+) -> Any:
+    """The rows of an open ``table`` matching ``predicate`` (DataFusion SQL) as a ``pyarrow.RecordBatchReader``.
+
+    ``columns=None`` reads every column. A column the table lacks is a :class:`StoreError` saying the
+    table is not a ``what`` table; a scan that cannot start is a :class:`StoreError` naming ``location``.
+    """
+    import pyarrow as pa
+    from deltalake.exceptions import DeltaError
+
+    if columns is not None:
+        present = set(table.schema().to_arrow().names)
+        missing = [c for c in columns if c not in present]
+        if missing:
+            raise StoreError(
+                f"{what} table {location!r} is not an airflow-dq-contracts {what} table: "
+                f"missing column(s) {', '.join(missing)}", location,
+            )
+    try:
+        # scan() runs in delta-rs's own engine, which honours deletion vectors and column
+        # mapping (a plain pyarrow dataset over the files would silently ignore both).
+        reader = table.scan(columns=None if columns is None else list(columns), predicate=predicate)
+        return pa.RecordBatchReader.from_stream(reader)
+    except (DeltaError, OSError) as exc:
+        raise StoreError(f"{what} table {location!r} cannot be read: {exc}", location) from exc
+
+
+def scan_table(table: Any, location: str, what: str, columns: Sequence[str] | None, predicate: str | None) -> Any:
+    """Like :func:`stream_table`, read whole: a ``pyarrow.Table``.
+
+    Example::
+
+        table = open_table("/wh/dq_results", what="results")
+        rows = scan_table(table, "/wh/dq_results", "results", ["run_id"], "contract_name = 'orders'")
+    """
+    from deltalake.exceptions import DeltaError
+
+    reader = stream_table(table, location, what, columns, predicate)
+    try:
+        return reader.read_all()
+    except (DeltaError, OSError) as exc:
+        raise StoreError(f"{what} table {location!r} cannot be read: {exc}", location) from exc
+
+
+def plain_rows(data: Any) -> list[dict[str, Any]]:
+    """A ``pyarrow.Table``'s rows as dicts, timestamps as aware UTC datetimes.
+
+    ``Table.to_pylist()`` would import pandas to convert zone-aware timestamps — over a second of
+    the operator's read-back on a worker where nothing else needs pandas — so timestamp columns
+    travel as epoch microseconds and are converted here.
+
+    >>> import datetime as dt, pyarrow as pa
+    >>> when = dt.datetime(2024, 5, 2, 4, 0, 0, 250, tzinfo=dt.timezone.utc)
+    >>> table = pa.table({"at": pa.array([when, None], pa.timestamp("us", tz="UTC")), "n": [1, 2]})
+    >>> plain_rows(table)[0]["at"] == when, plain_rows(table)[1]
+    (True, {'at': None, 'n': 2})
+    """
+    import pyarrow as pa
+
+    times = [name for name, kind in zip(data.column_names, data.schema.types) if pa.types.is_timestamp(kind)]
+    for name in times:
+        index = data.column_names.index(name)
+        column = data.column(index)
+        if column.type.tz is None:
+            column = column.cast(pa.timestamp(column.type.unit, tz="UTC"))
+        micros = column.cast(pa.timestamp("us", tz="UTC"), safe=False).cast(pa.int64())
+        data = data.set_column(index, name, micros)
+    rows: list[dict[str, Any]] = data.to_pylist()
+    for row in rows:
+        for name in times:
+            row[name] = from_epoch_micros(row[name])
+    return rows

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from airflow_dq_contracts.contract.baseline import HISTORY_COLUMNS, Baseline, gated_runs, judge, select_points
-from airflow_dq_contracts.results import format_time
-from airflow_dq_contracts.store.results_store import ResultsStoreError, _open, _scan, plain_rows, sql_string
+from airflow_dq_contracts.store.delta import TableNotFoundError, open_table, plain_rows, scan_table, sql_string
+from airflow_dq_contracts.timeutil import format_time
 
-__all__ = ["CheckHistory", "read_history", "check_histories", "HISTORY_COLUMNS"]
+__all__ = ["CheckHistory", "HISTORY_COLUMNS", "REPORT_COLUMNS", "check_histories", "read_history"]
 
 #: What ``dq-contracts history`` reads besides :data:`HISTORY_COLUMNS`.
 REPORT_COLUMNS = (*HISTORY_COLUMNS, "check_name", "check_type", "column", "severity", "expected_min",
@@ -48,22 +49,19 @@ def read_history(
 
     A table that does not exist yet (the very first run) is an empty history. A table written
     before the ``reference_time`` column existed has no history either (those rows have no axis).
-    Timestamps come back as aware UTC datetimes. Raises :class:`ResultsStoreError` when the
-    table cannot be read or is not a results table.
+    Timestamps come back as aware UTC datetimes. Raises
+    :class:`~airflow_dq_contracts.store.delta.StoreError` when the table cannot be read or is not a
+    results table.
 
     Example::
 
         rows = read_history("/data/dq/results", "orders", since=parse_time("2024-04-04"),
                             until=parse_time("2024-05-02"))
     """
-    from deltalake.exceptions import TableNotFoundError
-
     try:
-        table = _open(path, "results", storage_options)
-    except ResultsStoreError as exc:
-        if isinstance(exc.__cause__, TableNotFoundError):
-            return []
-        raise
+        table = open_table(path, storage_options=storage_options, what="results")
+    except TableNotFoundError:
+        return []
     present = set(table.schema().to_arrow().names)
     if "reference_time" not in present:
         return []
@@ -74,7 +72,7 @@ def read_history(
     if until is not None:
         clauses.append(f"reference_time <= {_timestamp_literal(until)}")
     wanted = [c for c in columns if c in present]
-    arrow = _scan(table, path, "results", wanted, " AND ".join(clauses))
+    arrow = scan_table(table, path, "results", wanted, " AND ".join(clauses))
     return plain_rows(arrow)
 
 

@@ -24,10 +24,18 @@ import datetime as dt
 import hashlib
 import json
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from airflow_dq_contracts.results import parse_time
-from airflow_dq_contracts.store.results_store import ResultsStoreError, is_path, plain_rows, sql_string
+from airflow_dq_contracts.store.delta import (
+    TableNotFoundError,
+    is_path,
+    open_table,
+    plain_rows,
+    scan_table,
+    sql_string,
+)
+from airflow_dq_contracts.timeutil import EPOCH, parse_time
 
 __all__ = [
     "REGISTRY_COLUMNS",
@@ -174,38 +182,25 @@ def read_registry(
 ) -> dict[str, Any] | None:
     """The registry row of a contract (one version, or the most recently run one) with delta-rs; None if absent.
 
-    A missing registry table is ``None`` too (runs written before the registry existed).
+    A missing registry table is ``None`` too (runs written before the registry existed); a table that
+    cannot be read raises :class:`~airflow_dq_contracts.store.delta.StoreError`.
 
     Example::
 
         row = read_registry("/wh/dq_contracts", "orders")
         print(row["owner"], row["sla_support_contact"], row["quarantine_table"])
     """
-    from deltalake import DeltaTable
-    from deltalake.exceptions import DeltaError, TableNotFoundError
-
-    if not is_path(path):
-        raise ResultsStoreError(f"registry table {path!r}: delta-rs reads Delta tables by path or URI only")
-    location = os.path.expanduser(path.strip())
     try:
-        table = DeltaTable(location, storage_options=dict(storage_options or {}))
+        table = open_table(path, storage_options=storage_options, what="registry")
     except TableNotFoundError:
         return None
-    except (DeltaError, OSError) as exc:
-        raise ResultsStoreError(f"registry table {location!r} cannot be opened: {exc}") from exc
-    import pyarrow as pa
-
     predicate = f"contract_name = {sql_string(contract_name)}"
     if contract_version is not None:
         predicate += f" AND contract_version = {sql_string(contract_version)}"
-    try:
-        rows = plain_rows(pa.RecordBatchReader.from_stream(table.scan(predicate=predicate)).read_all())
-    except (DeltaError, OSError) as exc:
-        raise ResultsStoreError(f"registry table {location!r} cannot be read: {exc}") from exc
+    rows = plain_rows(scan_table(table, path, "registry", None, predicate))
     if not rows:
         return None
     for row in rows:
         for name in REGISTRY_TIME_COLUMNS:
             row[name] = parse_time(row.get(name))
-    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-    return max(rows, key=lambda r: r.get("last_run_at") or epoch)
+    return max(rows, key=lambda r: r.get("last_run_at") or EPOCH)

@@ -1,18 +1,26 @@
-"""Read a run's check results and quarantine count back from Delta, without Spark (delta-rs).
+"""The results store on delta-rs: a run's results, its history, the registry — no Spark, no JVM.
+
+:class:`DeltaResultsStore` is the plain-Python implementation of
+:class:`~airflow_dq_contracts.store.base.ResultsStore`: the operator's read-back, the report,
+``dq-contracts history``, the alert notifier and the baselines read through it. Every table is
+opened by :func:`airflow_dq_contracts.store.delta.open_table` (one opener, one error mapping:
+:class:`~airflow_dq_contracts.store.delta.StoreError`, here also called :class:`ResultsStoreError`).
+The commits it can make itself (a new run's append, a registry upsert on a local table) are those of
+:mod:`airflow_dq_contracts.store.delta_commits`; anything else needs Spark's Delta writer
+(``airflow_dq_contracts.store.sinks``).
 
 Plain Python plus ``deltalake``: the Airflow operator imports this module to read what the Spark
 job wrote, so it must not import ``pyspark`` (not even transitively) and must not start a JVM.
-``deltalake`` and ``pyarrow`` are imported lazily, inside the functions, so that merely importing
-this module (for :func:`is_path`) costs nothing.
+``deltalake`` and ``pyarrow`` are imported lazily, inside the functions.
 
-delta-rs addresses tables by path or URI only; a catalog table name (``dq.results``) cannot be
-resolved here — read those with :func:`airflow_dq_contracts.store.sinks.read_results`.
+delta-rs addresses tables by path or URI only; a catalog table name (``dq.results``) is read at
+its place in the warehouse layout (``warehouse=`` or ``$DQ_CONTRACTS_WAREHOUSE``).
 
 Example::
 
-    >>> from airflow_dq_contracts.store.results_store import is_path
-    >>> is_path("/data/dq/results"), is_path("s3://bucket/dq/results"), is_path("dq.results")
-    (True, True, False)
+    >>> from airflow_dq_contracts.store.results_store import DeltaResultsStore
+    >>> DeltaResultsStore("dq.results", warehouse="/wh").location
+    '/wh/dq.db/results'
 """
 
 from __future__ import annotations
@@ -20,114 +28,32 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, QUARANTINE_RUN_ID, RESULT_COLUMNS, CheckResult
+from airflow_dq_contracts.store import history, registry
+from airflow_dq_contracts.store.base import ResultsStore
+from airflow_dq_contracts.store.delta import (
+    StoreError,
+    TableNotFoundError,
+    is_path,
+    normalise_location,
+    open_table,
+    plain_rows,
+    resolve_location,
+    scan_table,
+    sql_string,
+    table_exists,
+)
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+__all__ = [
+    "DeltaResultsStore", "ResultsStoreError", "count_run_rows", "is_path", "plain_rows", "read_quarantine_count",
+    "read_results", "sql_string",
+]
 
-__all__ = ["ResultsStoreError", "is_path", "plain_rows", "read_results", "read_quarantine_count", "sql_string"]
-
-
-class ResultsStoreError(Exception):
-    """A results or quarantine table cannot be read: missing, not Delta, wrong schema, a name."""
-
-
-def is_path(target: str) -> bool:
-    """True when ``target`` is a filesystem path or URI, False for a catalog table name.
-
-    A target containing ``/``, ``\\`` or ``://``, or starting with ``.`` or ``~``, is a path;
-    anything else (``results``, ``dq.results``, ``main.dq.results``) is a table name.
-
-    >>> [is_path(t) for t in ("/tmp/r", "./r", "~/r", "C:\\\\r", "s3a://b/r", "dq.results")]
-    [True, True, True, True, True, False]
-    """
-    text = target.strip()
-    return "/" in text or "\\" in text or "://" in text or text.startswith((".", "~"))
-
-
-def sql_string(value: str) -> str:
-    """A single-quoted SQL string literal for DataFusion (standard SQL: quotes are doubled).
-
-    >>> sql_string("it's")
-    "'it''s'"
-    """
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _open(path: str, what: str, storage_options: Mapping[str, str] | None) -> Any:
-    if not isinstance(path, str) or not path.strip():
-        raise ResultsStoreError(f"{what} table: expected a path or URI, got {path!r}")
-    if not is_path(path):
-        raise ResultsStoreError(
-            f"{what} table {path!r} looks like a catalog table name; delta-rs reads Delta tables "
-            "by path or URI only (e.g. /data/dq/results or s3://bucket/dq/results)"
-        )
-    from deltalake import DeltaTable
-    from deltalake.exceptions import DeltaError, TableNotFoundError
-
-    location = os.path.expanduser(path.strip())
-    try:
-        return DeltaTable(location, storage_options=dict(storage_options or {}))
-    except TableNotFoundError as exc:
-        raise ResultsStoreError(
-            f"{what} table {location!r} does not exist (no Delta transaction log there): "
-            "nothing has been written to it yet, or the path is wrong"
-        ) from exc
-    except (DeltaError, OSError) as exc:
-        raise ResultsStoreError(f"{what} table {location!r} cannot be opened: {exc}") from exc
-
-
-def _scan(table: Any, location: str, what: str, columns: list[str], predicate: str) -> Any:
-    """The matching rows as a ``pyarrow.Table``."""
-    import pyarrow as pa
-    from deltalake.exceptions import DeltaError
-
-    present = set(table.schema().to_arrow().names)
-    missing = [c for c in columns if c not in present]
-    if missing:
-        raise ResultsStoreError(
-            f"{what} table {location!r} is not an airflow-dq-contracts {what} table: "
-            f"missing column(s) {', '.join(missing)}"
-        )
-    try:
-        # scan() runs in delta-rs's own engine, which honours deletion vectors and column
-        # mapping (a plain pyarrow dataset over the files would silently ignore both).
-        reader = table.scan(columns=columns, predicate=predicate)
-        return pa.RecordBatchReader.from_stream(reader).read_all()
-    except (DeltaError, OSError) as exc:
-        raise ResultsStoreError(f"{what} table {location!r} cannot be read: {exc}") from exc
-
-
-def plain_rows(data: Any) -> list[dict[str, Any]]:
-    """A ``pyarrow.Table``'s rows as dicts, timestamps as aware UTC datetimes.
-
-    ``Table.to_pylist()`` would import pandas to convert zone-aware timestamps — over a second of
-    the operator's read-back on a worker where nothing else needs pandas — so timestamp columns
-    travel as epoch microseconds and are converted here.
-
-    >>> import datetime as dt, pyarrow as pa
-    >>> when = dt.datetime(2024, 5, 2, 4, 0, 0, 250, tzinfo=dt.timezone.utc)
-    >>> table = pa.table({"at": pa.array([when, None], pa.timestamp("us", tz="UTC")), "n": [1, 2]})
-    >>> plain_rows(table)[0]["at"] == when, plain_rows(table)[1]
-    (True, {'at': None, 'n': 2})
-    """
-    import pyarrow as pa
-
-    times = [name for name, kind in zip(data.column_names, data.schema.types) if pa.types.is_timestamp(kind)]
-    for name in times:
-        index = data.column_names.index(name)
-        column = data.column(index)
-        if column.type.tz is None:
-            column = column.cast(pa.timestamp(column.type.unit, tz="UTC"))
-        micros = column.cast(pa.timestamp("us", tz="UTC"), safe=False).cast(pa.int64())
-        data = data.set_column(index, name, micros)
-    rows = data.to_pylist()
-    for row in rows:
-        for name in times:
-            if row[name] is not None:
-                row[name] = _EPOCH + dt.timedelta(microseconds=row[name])
-    return rows
+#: The store's error (an alias kept for the callers and tests that name it so).
+ResultsStoreError = StoreError
 
 
 def _commit_rows(location: str, version: int, run_id: str, names: list[str]) -> list[dict[str, Any]] | None:
@@ -206,20 +132,20 @@ def read_results(
         failed = [c.check_id for c in checks if not c.passed]
     """
     if version is not None and is_path(path):
-        fast = _commit_rows(os.path.expanduser(path.strip()), int(version), run_id,
+        fast = _commit_rows(normalise_location(path), int(version), run_id,
                             [name for name, _ in RESULT_COLUMNS])
         if fast is not None and (contract_name is None or all(r["contract_name"] == contract_name for r in fast)):
             records = [CheckResult.from_dict(row) for row in fast]
             records.sort(key=lambda r: (r.contract_name or "", r.check_id or ""))
             return records
-    table = _open(path, "results", storage_options)
+    table = open_table(path, storage_options=storage_options, what="results")
     # A table written by an earlier release lacks the second-wave columns: they read as NULL.
     present = set(table.schema().to_arrow().names)
     names = [name for name, _ in RESULT_COLUMNS if name in present or name not in EVOLVED_RESULT_COLUMNS]
     predicate = f"run_id = {sql_string(run_id)}"
     if contract_name is not None:
         predicate = f"contract_name = {sql_string(contract_name)} AND {predicate}"
-    rows = plain_rows(_scan(table, path, "results", names, predicate))
+    rows = plain_rows(scan_table(table, path, "results", names, predicate))
     records = [CheckResult.from_dict(row) for row in rows]
     records.sort(key=lambda r: (r.contract_name or "", r.check_id or ""))
     return records
@@ -234,6 +160,131 @@ def read_quarantine_count(
 
         n = read_quarantine_count("/data/dq/quarantine/orders", run_id="dq-3f2a…")
     """
-    table = _open(path, "quarantine", storage_options)
+    table = open_table(path, storage_options=storage_options, what="quarantine")
     predicate = f"{QUARANTINE_RUN_ID} = {sql_string(run_id)}"
-    return int(_scan(table, path, "quarantine", [QUARANTINE_RUN_ID], predicate).num_rows)
+    return int(scan_table(table, path, "quarantine", [QUARANTINE_RUN_ID], predicate).num_rows)
+
+
+def count_run_rows(
+    target: str | None, run_id: str, *, warehouse: str | None, storage_options: Mapping[str, str] | None = None
+) -> int | None:
+    """Rows of run ``run_id`` in a quarantine or valid table (path or catalog name); None when ``target`` is None.
+
+    A table that does not exist is 0 rows: a run that set nothing aside never created it.
+
+    Example::
+
+        n = count_run_rows("silver.orders_quarantine", "dq-3f2a…", warehouse="/wh")
+    """
+    if not target:
+        return None
+    location = resolve_location(target, warehouse)
+    if not table_exists(location, storage_options):
+        return 0
+    return read_quarantine_count(location, run_id, storage_options=storage_options)
+
+
+class DeltaResultsStore(ResultsStore):
+    """The results table (and the registry beside it) read — and, where delta-rs can, written — without Spark.
+
+    ``results_table`` is a path, a URI or a catalog name (then found in the warehouse layout of
+    ``warehouse`` or ``$DQ_CONTRACTS_WAREHOUSE``); it is resolved once, here. ``storage_options``
+    go to every open (object-store credentials).
+
+    Example::
+
+        store = DeltaResultsStore("/wh/dq_results")
+        checks = store.read_run("dq-3f2a…", contract_name="orders")
+        owner = (store.read_registry("orders") or {}).get("owner")
+    """
+
+    def __init__(
+        self,
+        results_table: str,
+        *,
+        storage_options: Mapping[str, str] | None = None,
+        warehouse: str | None = None,
+    ) -> None:
+        self.results_table = results_table
+        self.warehouse = warehouse
+        self.storage_options: dict[str, str] | None = dict(storage_options) if storage_options else None
+        #: Where delta-rs reads the results table, and the registry beside it.
+        self.location = resolve_location(results_table, warehouse)
+        self.registry_location = registry.registry_table_for(self.location)
+
+    def __repr__(self) -> str:
+        return f"DeltaResultsStore({self.results_table!r} at {self.location!r})"
+
+    def write_run(self, records: Sequence[CheckResult], run_id: str) -> int | None:
+        """Append a new run's rows with delta-rs; :class:`StoreError` when only Spark's writer can commit them."""
+        from airflow_dq_contracts.store import delta_commits  # TEMP until H2's module lands
+
+        version = delta_commits.append_results(self.location, records, run_id, storage_options=self.storage_options)
+        if version is None:
+            raise StoreError(
+                f"this commit needs Spark's Delta writer: delta-rs cannot write run {run_id!r} into the results "
+                f"table {self.location!r} here (a retry's replacement, another schema, or remote storage)",
+                self.location,
+            )
+        return version
+
+    def read_run(self, run_id: str, *, contract_name: str | None = None,
+                 version: int | None = None) -> list[CheckResult]:
+        """One run's rows, ordered by contract and check id (see :func:`read_results`)."""
+        return read_results(self.location, run_id, contract_name=contract_name,
+                            storage_options=self.storage_options, version=version)
+
+    def read_history(self, contract_name: str, *, since: dt.datetime | None = None,
+                     until: dt.datetime | None = None, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Rows of ``contract_name`` in ``[since, until]`` (see :func:`~airflow_dq_contracts.store.history.read_history`)."""
+        return history.read_history(self.location, contract_name, since=since, until=until,
+                                    columns=history.HISTORY_COLUMNS if columns is None else columns,
+                                    storage_options=self.storage_options)
+
+    def read_history_table(self, contract_name: str, columns: Sequence[str],
+                           optional_columns: Sequence[str] = ()) -> Any:
+        """All of ``contract_name``'s rows as a ``pyarrow.Table`` (for readers of millions of rows, e.g. the report).
+
+        ``columns`` must be there (else :class:`StoreError`); ``optional_columns`` are read when the
+        table has them (a table written by an earlier release lacks some). A missing table raises
+        :class:`~airflow_dq_contracts.store.delta.TableNotFoundError`.
+        """
+        table = open_table(self.location, storage_options=self.storage_options, what="results")
+        present = set(table.schema().to_arrow().names)
+        wanted = [*columns, *(c for c in optional_columns if c in present and c not in columns)]
+        # The results table is partitioned by contract_name: this predicate reads one directory.
+        return scan_table(table, self.location, "results", wanted, f"contract_name = {sql_string(contract_name)}")
+
+    def upsert_registry(self, row: Mapping[str, Any]) -> None:
+        """Merge ``row`` into the registry with delta-rs; :class:`StoreError` when only Spark's writer can."""
+        from airflow_dq_contracts.store import delta_commits  # TEMP until H2's module lands
+
+        if not delta_commits.upsert_registry(self.registry_location, row, storage_options=self.storage_options):
+            raise StoreError(
+                f"this commit needs Spark's Delta writer: delta-rs cannot upsert into the registry table "
+                f"{self.registry_location!r} here (another schema, or remote storage)",
+                self.registry_location,
+            )
+
+    def read_registry(self, contract_name: str, contract_version: str | None = None) -> dict[str, Any] | None:
+        """A contract's registry row (see :func:`~airflow_dq_contracts.store.registry.read_registry`)."""
+        return registry.read_registry(self.registry_location, contract_name, contract_version,
+                                      storage_options=self.storage_options)
+
+    def committed_version(self) -> int | None:
+        """The results table's current version; None before its first commit."""
+        try:
+            table = open_table(self.location, storage_options=self.storage_options, what="results",
+                               without_files=True)
+        except TableNotFoundError:
+            return None
+        return int(table.version())
+
+    def read_quarantine_count(self, table: str, run_id: str) -> int:
+        """Rows run ``run_id`` set aside in quarantine ``table`` (path or name in this store's warehouse)."""
+        return read_quarantine_count(resolve_location(table, self.warehouse), run_id,
+                                     storage_options=self.storage_options)
+
+    def count_run_rows(self, table: str | None, run_id: str) -> int | None:
+        """Rows of run ``run_id`` in a quarantine or valid ``table`` (see :func:`count_run_rows`)."""
+        return count_run_rows(table, run_id, warehouse=self.warehouse, storage_options=self.storage_options)
