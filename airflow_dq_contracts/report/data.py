@@ -89,6 +89,11 @@ def _latest_run(history: Any) -> str:
     return str(history["run_id"][pc.index(history["evaluated_at"], newest).as_py()].as_py())
 
 
+def _column(rows: Any, name: str) -> list[Any]:
+    """A column of ``rows`` as Python values; all None when the table lacks it (an older results table)."""
+    return rows[name].to_pylist() if name in rows.column_names else [None] * rows.num_rows
+
+
 def _history(history: Any, run: list[CheckResult], days: int) -> dict[str, CheckHistory]:
     """Per check of ``run``: its points in ``[run time - days, run time]``, newest ``MAX_POINTS`` of them."""
     import pyarrow as pa
@@ -118,10 +123,10 @@ def _history(history: Any, run: list[CheckResult], days: int) -> dict[str, Check
         rows = rows.take(pc.sort_indices(rows["_at"]))
         if rows.num_rows > MAX_POINTS:
             rows = rows.slice(rows.num_rows - MAX_POINTS)
-        column = (lambda name: rows[name].to_pylist() if name in rows.column_names else [None] * rows.num_rows)
         out[check_id] = CheckHistory(
-            at=column("_at"), metric_value=column("metric_value"), status=column("status"),
-            expected_min=column("expected_min"), expected_max=column("expected_max"), run_id=column("run_id"),
+            at=_column(rows, "_at"), metric_value=_column(rows, "metric_value"), status=_column(rows, "status"),
+            expected_min=_column(rows, "expected_min"), expected_max=_column(rows, "expected_max"),
+            run_id=_column(rows, "run_id"),
         )
     return out
 
