@@ -7,10 +7,20 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
-from airflow_dq_contracts.contract.timeliness import PartitionValueError, to_utc
-from airflow_dq_contracts.store.delta_log import DeltaMetadataError, TableNotFoundError, resolve_table_path
+from airflow_dq_contracts.store.delta_log import (
+    CompletenessQuery,
+    CompletenessResult,
+    DeltaMetadataError,
+    FreshnessQuery,
+    FreshnessResult,
+    TableNotFoundError,
+    resolve_table_path,
+)
+from airflow_dq_contracts.timeutil import TimeValueError, format_time, to_utc, utcnow
+from airflow_dq_contracts.triggers.delta_metadata import MetadataPollTrigger
 from airflow_dq_contracts.version_compat import (
     AirflowException,
     AirflowFailException,
@@ -44,9 +54,9 @@ def reference_text(value: Any) -> str | None:
         return None
     try:
         moment = to_utc(value if isinstance(value, (str, dt.date)) else str(value))
-    except PartitionValueError as exc:
+    except TimeValueError as exc:
         raise AirflowFailException(f"reference_time: {exc}") from None
-    return moment.isoformat().replace("+00:00", "Z")
+    return format_time(moment)
 
 
 def check_number(name: str, value: Any, *, integer: bool = False) -> None:
@@ -78,6 +88,8 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
 
     check_type: str = ""
     ui_color = "#d9f0e3"
+    #: The trigger a deferred sensor hands its query to (``DeltaFreshnessTrigger`` …).
+    trigger_class: ClassVar[type[MetadataPollTrigger]]
 
     def __init__(
         self,
@@ -177,11 +189,16 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
 
     # ------------------------------------------------------------------ evaluation
 
-    def _evaluate(self, context: Context) -> Any:  # pragma: no cover - abstract
+    def _query(self) -> FreshnessQuery | CompletenessQuery:  # pragma: no cover - abstract
+        """The question, with explicit > contract check > default resolved (fails the task when incomplete)."""
         raise NotImplementedError
 
-    def _trigger(self, context: Context, end_time: str) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _evaluate(self, context: Context) -> FreshnessResult | CompletenessResult:
+        return self._query().evaluate()
+
+    def _trigger(self, context: Context, end_time: str | None) -> MetadataPollTrigger:
+        return self.trigger_class.for_query(self._query(), poke_interval=self.poke_interval,
+                                            fail_on_missing_table=self.fail_on_missing_table, end_time=end_time)
 
     def poke(self, context: Context) -> PokeReturnValue:
         """One look at the table's metadata; logs what it measured."""
@@ -208,8 +225,7 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
             raise
         if first.is_done:
             return first.xcom_value
-        end_time = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=self.timeout)
-        end_text = end_time.isoformat().replace("+00:00", "Z")
+        end_text = format_time(utcnow() + dt.timedelta(seconds=self.timeout))
         self.log.info(
             "condition not met; deferring to the triggerer, polling every %gs until %s",
             self.poke_interval, end_text,

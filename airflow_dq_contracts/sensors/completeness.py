@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from airflow_dq_contracts.contract.timeliness import GRANULARITIES
-from airflow_dq_contracts.store.delta_log import CompletenessResult, evaluate_completeness
 from airflow_dq_contracts.sensors._common import (
     DeltaMetadataSensorBase,
     SensorConfigError,
@@ -15,7 +15,9 @@ from airflow_dq_contracts.sensors._common import (
     pick,
     reference_text,
 )
-from airflow_dq_contracts.version_compat import AirflowFailException, Context
+from airflow_dq_contracts.store.delta_log import CompletenessQuery
+from airflow_dq_contracts.triggers.delta_metadata import DeltaCompletenessTrigger
+from airflow_dq_contracts.version_compat import AirflowFailException
 
 
 class CompletenessSensor(DeltaMetadataSensorBase):
@@ -44,6 +46,7 @@ class CompletenessSensor(DeltaMetadataSensorBase):
     """
 
     check_type = "completeness"
+    trigger_class = DeltaCompletenessTrigger
     template_fields: Sequence[str] = (
         "path", "table", "warehouse", "contract", "check", "reference_time", "partition_column",
     )
@@ -91,39 +94,18 @@ class CompletenessSensor(DeltaMetadataSensorBase):
         self.max_gap_count = max_gap_count
         self.allow_future_gaps = allow_future_gaps
 
-    def _spec(self) -> dict[str, Any]:
-        """Effective parameters: explicit > contract check > default."""
+    def _query(self) -> CompletenessQuery:
+        """The completeness question: explicit arguments > the contract check's > defaults."""
         params, dataset = self._contract_check()
-        spec = {
-            "path": self._location(dataset),
-            "partition_column": pick(self.partition_column, params, "partition_column"),
-            "granularity": pick(self.granularity, params, "granularity", "daily"),
-            "lookback_days": pick(self.lookback_days, params, "lookback_days", 30),
-            "max_gap_count": pick(self.max_gap_count, params, "max_gap_count", 0),
-            "allow_future_gaps": pick(self.allow_future_gaps, params, "allow_future_gaps", True),
-        }
-        if not spec["partition_column"]:
+        path = self._location(dataset)
+        partition_column = pick(self.partition_column, params, "partition_column")
+        if not partition_column:
             raise AirflowFailException(f"{self.task_id}: the completeness check needs partition_column")
-        return spec
-
-    def _evaluate(self, context: Context) -> CompletenessResult:
-        spec = self._spec()
-        return evaluate_completeness(
-            spec["path"], spec["partition_column"], spec["granularity"],
-            lookback_days=spec["lookback_days"], max_gap_count=spec["max_gap_count"],
-            allow_future_gaps=spec["allow_future_gaps"],
+        return CompletenessQuery(
+            path=path, partition_column=partition_column,
+            granularity=pick(self.granularity, params, "granularity", "daily"),
+            lookback_days=pick(self.lookback_days, params, "lookback_days", 30),
+            max_gap_count=pick(self.max_gap_count, params, "max_gap_count", 0),
+            allow_future_gaps=pick(self.allow_future_gaps, params, "allow_future_gaps", True),
             reference_time=reference_text(self.reference_time), storage_options=self.storage_options,
-        )
-
-    def _trigger(self, context: Context, end_time: str):
-        from airflow_dq_contracts.triggers.delta_metadata import DeltaCompletenessTrigger
-
-        spec = self._spec()
-        return DeltaCompletenessTrigger(
-            path=spec["path"], partition_column=spec["partition_column"],
-            granularity=spec["granularity"], lookback_days=spec["lookback_days"],
-            max_gap_count=spec["max_gap_count"], allow_future_gaps=spec["allow_future_gaps"],
-            reference_time=reference_text(self.reference_time), storage_options=self.storage_options,
-            poke_interval=self.poke_interval, fail_on_missing_table=self.fail_on_missing_table,
-            end_time=end_time,
         )

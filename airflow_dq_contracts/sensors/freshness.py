@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from airflow_dq_contracts.contract.timeliness import AGGREGATIONS
-from airflow_dq_contracts.store.delta_log import FreshnessResult, evaluate_freshness
 from airflow_dq_contracts.sensors._common import (
     DeltaMetadataSensorBase,
     SensorConfigError,
@@ -15,7 +15,9 @@ from airflow_dq_contracts.sensors._common import (
     pick,
     reference_text,
 )
-from airflow_dq_contracts.version_compat import AirflowFailException, Context
+from airflow_dq_contracts.store.delta_log import FreshnessQuery
+from airflow_dq_contracts.triggers.delta_metadata import DeltaFreshnessTrigger
+from airflow_dq_contracts.version_compat import AirflowFailException
 
 MEASURES = ("column", "commit")
 
@@ -45,6 +47,7 @@ class FreshnessSensor(DeltaMetadataSensorBase):
     """
 
     check_type = "freshness"
+    trigger_class = DeltaFreshnessTrigger
     template_fields: Sequence[str] = (
         "path", "table", "warehouse", "contract", "check", "reference_time", "timestamp_column",
     )
@@ -95,38 +98,19 @@ class FreshnessSensor(DeltaMetadataSensorBase):
         self.measure = measure
         self.exact = bool(exact)
 
-    def _spec(self) -> dict[str, Any]:
-        """Effective parameters: explicit > contract check > default."""
+    def _query(self) -> FreshnessQuery:
+        """The freshness question: explicit arguments > the contract check's > defaults."""
         params, dataset = self._contract_check()
-        spec = {
-            "path": self._location(dataset),
-            "timestamp_column": pick(self.timestamp_column, params, "timestamp_column"),
-            "max_age_hours": pick(self.max_age_hours, params, "max_age_hours"),
-            "aggregation": pick(self.aggregation, params, "aggregation", "max"),
-        }
-        if spec["max_age_hours"] is None or (self.measure == "column" and not spec["timestamp_column"]):
+        path = self._location(dataset)
+        timestamp_column = pick(self.timestamp_column, params, "timestamp_column")
+        max_age_hours = pick(self.max_age_hours, params, "max_age_hours")
+        if max_age_hours is None or (self.measure == "column" and not timestamp_column):
             raise AirflowFailException(
                 f"{self.task_id}: the freshness check needs timestamp_column and max_age_hours"
             )
-        return spec
-
-    def _evaluate(self, context: Context) -> FreshnessResult:
-        spec = self._spec()
-        return evaluate_freshness(
-            spec["path"], spec["timestamp_column"], float(spec["max_age_hours"]),
-            aggregation=spec["aggregation"], reference_time=reference_text(self.reference_time),
-            measure=self.measure, storage_options=self.storage_options, exact=self.exact,
-        )
-
-    def _trigger(self, context: Context, end_time: str):
-        from airflow_dq_contracts.triggers.delta_metadata import DeltaFreshnessTrigger
-
-        spec = self._spec()
-        return DeltaFreshnessTrigger(
-            path=spec["path"], timestamp_column=spec["timestamp_column"],
-            max_age_hours=float(spec["max_age_hours"]), aggregation=spec["aggregation"],
+        return FreshnessQuery(
+            path=path, timestamp_column=timestamp_column, max_age_hours=max_age_hours,
+            aggregation=pick(self.aggregation, params, "aggregation", "max"),
             reference_time=reference_text(self.reference_time), measure=self.measure,
             storage_options=self.storage_options, exact=self.exact,
-            poke_interval=self.poke_interval, fail_on_missing_table=self.fail_on_missing_table,
-            end_time=end_time,
         )

@@ -7,7 +7,8 @@ the table's metadata every ``poke_interval`` seconds and fires one event when th
 waits on storage.
 
 Restart-safe: everything a trigger needs is in its serialised keyword arguments (plain JSON
-types); it keeps no state between polls. A reference time left as ``None`` means "now" at each
+types: the fields of its query, :class:`~airflow_dq_contracts.store.delta_log.FreshnessQuery` or
+``CompletenessQuery``, plus the polling settings); it keeps no state between polls. A reference time left as ``None`` means "now" at each
 poll; an explicit one is an ISO-8601 string. The deadline is an absolute time (``end_time``,
 ISO-8601, computed once when the sensor first defers), so a triggerer restart neither resets nor
 loses it; the sensor also passes its ``timeout`` to ``defer()`` as a backstop.
@@ -27,15 +28,18 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any, ClassVar
 
-from airflow_dq_contracts.contract.timeliness import to_utc
 from airflow_dq_contracts.store.delta_log import (
+    CompletenessQuery,
+    CompletenessResult,
     DeltaMetadataError,
+    FreshnessQuery,
+    FreshnessResult,
     TableNotFoundError,
-    evaluate_completeness,
-    evaluate_freshness,
 )
+from airflow_dq_contracts.timeutil import to_utc, utcnow
 from airflow_dq_contracts.version_compat import BaseTrigger, TriggerEvent
 
 _MODULE = "airflow_dq_contracts.triggers.delta_metadata"
@@ -45,33 +49,63 @@ def _error_event(exc: BaseException) -> TriggerEvent:
     return TriggerEvent({"status": "error", "error": type(exc).__name__, "message": str(exc)})
 
 
-class _MetadataPollTrigger(BaseTrigger):
-    """Shared polling loop: evaluate, log, fire on success or on a permanent error."""
+class MetadataPollTrigger(BaseTrigger):
+    """Shared polling loop: evaluate the query, log, fire on success or on a permanent error.
+
+    The keyword arguments besides the three polling ones are the query's fields
+    (:class:`~airflow_dq_contracts.store.delta_log.FreshnessQuery` or ``CompletenessQuery``): the
+    query is the one statement of them, and :meth:`serialize` writes them back as they came.
+    """
+
+    #: The query the trigger polls, and the name Airflow stores it under.
+    query_class: ClassVar[type[FreshnessQuery] | type[CompletenessQuery]]
+    class_name: ClassVar[str]
 
     def __init__(
-        self, *, poke_interval: float = 60.0, fail_on_missing_table: bool = True, end_time: str | None = None
+        self,
+        *,
+        poke_interval: float = 60.0,
+        fail_on_missing_table: bool = True,
+        end_time: str | None = None,
+        **query: Any,
     ) -> None:
         super().__init__()
+        self.query = self.query_class(**query)
         self.poke_interval = float(poke_interval)
         self.fail_on_missing_table = bool(fail_on_missing_table)
         self.end_time = end_time
 
-    def _common_kwargs(self) -> dict[str, Any]:
-        return {
-            "poke_interval": self.poke_interval,
-            "fail_on_missing_table": self.fail_on_missing_table,
-            "end_time": self.end_time,
-        }
+    @classmethod
+    def for_query(
+        cls, query: FreshnessQuery | CompletenessQuery, *, poke_interval: float, fail_on_missing_table: bool,
+        end_time: str | None,
+    ) -> MetadataPollTrigger:
+        """The trigger polling ``query`` (what a deferring sensor hands the triggerer)."""
+        return cls(poke_interval=poke_interval, fail_on_missing_table=fail_on_missing_table, end_time=end_time,
+                   **query.to_kwargs())
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        """(classpath, JSON keyword arguments) — what Airflow stores to rebuild the trigger after a restart."""
+        return (
+            f"{_MODULE}.{self.class_name}",
+            {
+                **self.query.to_kwargs(),
+                "poke_interval": self.poke_interval,
+                "fail_on_missing_table": self.fail_on_missing_table,
+                "end_time": self.end_time,
+            },
+        )
 
     def _deadline(self) -> dt.datetime | None:
         if not self.end_time:
             return None
         return to_utc(self.end_time)
 
-    def _evaluate(self) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _evaluate(self) -> FreshnessResult | CompletenessResult:
+        return self.query.evaluate()
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
+        """Poll every ``poke_interval`` seconds until the condition holds, an error is permanent, or the deadline."""
         deadline = self._deadline()
         poll = 0
         last: dict[str, Any] | None = None
@@ -98,7 +132,7 @@ class _MetadataPollTrigger(BaseTrigger):
                 if result.passed:
                     yield TriggerEvent({"status": "success", "result": last})
                     return
-            now = dt.datetime.now(dt.timezone.utc)
+            now = utcnow()
             if deadline is not None and now >= deadline:
                 message = f"timed out at {self.end_time} after {poll} polls"
                 if last is not None:
@@ -111,8 +145,8 @@ class _MetadataPollTrigger(BaseTrigger):
             await asyncio.sleep(pause)
 
 
-class DeltaFreshnessTrigger(_MetadataPollTrigger):
-    """Fires when a table is fresh (see :func:`~airflow_dq_contracts.store.delta_log.evaluate_freshness`).
+class DeltaFreshnessTrigger(MetadataPollTrigger):
+    """Fires when a table is fresh (keyword arguments: :class:`~airflow_dq_contracts.store.delta_log.FreshnessQuery`).
 
     Example::
 
@@ -120,59 +154,12 @@ class DeltaFreshnessTrigger(_MetadataPollTrigger):
                               reference_time="2024-01-10T00:00:00Z", poke_interval=300)
     """
 
-    def __init__(
-        self,
-        *,
-        path: str,
-        timestamp_column: str | None,
-        max_age_hours: float,
-        aggregation: str = "max",
-        reference_time: str | None = None,
-        measure: str = "column",
-        storage_options: dict[str, str] | None = None,
-        exact: bool = True,
-        poke_interval: float = 60.0,
-        fail_on_missing_table: bool = True,
-        end_time: str | None = None,
-    ) -> None:
-        super().__init__(
-            poke_interval=poke_interval, fail_on_missing_table=fail_on_missing_table, end_time=end_time
-        )
-        self.path = path
-        self.timestamp_column = timestamp_column
-        self.max_age_hours = float(max_age_hours)
-        self.aggregation = aggregation
-        self.reference_time = reference_time
-        self.measure = measure
-        self.storage_options = dict(storage_options) if storage_options else None
-        self.exact = bool(exact)
-
-    def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (
-            f"{_MODULE}.DeltaFreshnessTrigger",
-            {
-                "path": self.path,
-                "timestamp_column": self.timestamp_column,
-                "max_age_hours": self.max_age_hours,
-                "aggregation": self.aggregation,
-                "reference_time": self.reference_time,
-                "measure": self.measure,
-                "storage_options": self.storage_options,
-                "exact": self.exact,
-                **self._common_kwargs(),
-            },
-        )
-
-    def _evaluate(self):
-        return evaluate_freshness(
-            self.path, self.timestamp_column, self.max_age_hours,
-            aggregation=self.aggregation, reference_time=self.reference_time,
-            measure=self.measure, storage_options=self.storage_options, exact=self.exact,
-        )
+    query_class = FreshnessQuery
+    class_name = "DeltaFreshnessTrigger"
 
 
-class DeltaCompletenessTrigger(_MetadataPollTrigger):
-    """Fires when no partition is missing (see :func:`~airflow_dq_contracts.store.delta_log.evaluate_completeness`).
+class DeltaCompletenessTrigger(MetadataPollTrigger):
+    """Fires when no partition is missing (keyword arguments: :class:`~airflow_dq_contracts.store.delta_log.CompletenessQuery`).
 
     Example::
 
@@ -180,53 +167,5 @@ class DeltaCompletenessTrigger(_MetadataPollTrigger):
                                  granularity="daily", lookback_days=7, poke_interval=300)
     """
 
-    def __init__(
-        self,
-        *,
-        path: str,
-        partition_column: str,
-        granularity: str,
-        lookback_days: float = 30,
-        max_gap_count: int = 0,
-        allow_future_gaps: bool = True,
-        reference_time: str | None = None,
-        storage_options: dict[str, str] | None = None,
-        poke_interval: float = 60.0,
-        fail_on_missing_table: bool = True,
-        end_time: str | None = None,
-    ) -> None:
-        super().__init__(
-            poke_interval=poke_interval, fail_on_missing_table=fail_on_missing_table, end_time=end_time
-        )
-        self.path = path
-        self.partition_column = partition_column
-        self.granularity = granularity
-        self.lookback_days = lookback_days
-        self.max_gap_count = int(max_gap_count)
-        self.allow_future_gaps = bool(allow_future_gaps)
-        self.reference_time = reference_time
-        self.storage_options = dict(storage_options) if storage_options else None
-
-    def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (
-            f"{_MODULE}.DeltaCompletenessTrigger",
-            {
-                "path": self.path,
-                "partition_column": self.partition_column,
-                "granularity": self.granularity,
-                "lookback_days": self.lookback_days,
-                "max_gap_count": self.max_gap_count,
-                "allow_future_gaps": self.allow_future_gaps,
-                "reference_time": self.reference_time,
-                "storage_options": self.storage_options,
-                **self._common_kwargs(),
-            },
-        )
-
-    def _evaluate(self):
-        return evaluate_completeness(
-            self.path, self.partition_column, self.granularity,
-            lookback_days=self.lookback_days, max_gap_count=self.max_gap_count,
-            allow_future_gaps=self.allow_future_gaps, reference_time=self.reference_time,
-            storage_options=self.storage_options,
-        )
+    query_class = CompletenessQuery
+    class_name = "DeltaCompletenessTrigger"
