@@ -32,7 +32,7 @@ BAND_COLOR = "#90caf9"
 
 _METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
 
-_RC = {
+_RC: Any = {  # matplotlib types the keys as literals
     "svg.fonttype": "none",
     "font.size": 7,
     "font.family": "sans-serif",
@@ -72,16 +72,19 @@ def trend_svg(history: CheckHistory, *, width: float = 3.6, height: float = 1.25
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=(width, height))
         ax = fig.add_axes((0.13, 0.2, 0.85, 0.75))
-        times = [p[0] for p in drawn]
-        ax.plot(times, [p[1] for p in drawn], color=LINE_COLOR, linewidth=0.8, zorder=1)
+        # matplotlib's stubs know no datetimes or None: the lists go in as they are (it converts both).
+        times: Any = [p[0] for p in drawn]
+        values: Any = [p[1] for p in drawn]
+        ax.plot(times, values, color=LINE_COLOR, linewidth=0.8, zorder=1)
         band = [(p[0], p[3], p[4]) for p in points if _finite(p[3]) or _finite(p[4])]
         if band:
-            lows = [low if _finite(low) else float("nan") for _, low, _ in band]
-            highs = [high if _finite(high) else float("nan") for _, _, high in band]
-            ax.fill_between([b[0] for b in band], lows, highs, color=BAND_COLOR, alpha=0.45, linewidth=0,
+            lows: Any = [low if _finite(low) else float("nan") for _, low, _ in band]
+            highs: Any = [high if _finite(high) else float("nan") for _, _, high in band]
+            band_times: Any = [b[0] for b in band]
+            ax.fill_between(band_times, lows, highs, color=BAND_COLOR, alpha=0.45, linewidth=0,
                             zorder=0, label="expected")
         # One scatter for all marks (green passed, red otherwise): one artist to draw, not one per status.
-        ax.scatter(times, [p[1] for p in drawn], s=9, zorder=2, linewidths=0,
+        ax.scatter(times, values, s=9, zorder=2, linewidths=0,
                    c=[PASS_COLOR if p[2] == "passed" else FAIL_COLOR for p in drawn])
         locator = AutoDateLocator(minticks=2, maxticks=5)
         ax.xaxis.set_major_locator(locator)

@@ -53,7 +53,7 @@ def _filesystem(location: str) -> tuple[Any, str]:
     import pyarrow.fs as pafs
 
     try:
-        return pafs.FileSystem.from_uri(location)  # type: ignore[no-any-return]
+        return pafs.FileSystem.from_uri(location)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises ValueError, OSError or ArrowInvalid for a bad location
         raise TableNotFoundError(f"cannot open {location}: {exc}", location) from None
 

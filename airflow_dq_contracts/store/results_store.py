@@ -78,7 +78,7 @@ def _commit_rows(location: str, version: int, run_id: str, names: list[str]) -> 
             filesystem, root = pafs.LocalFileSystem(), os.path.abspath(location)
         with filesystem.open_input_stream(f"{root}/_delta_log/{version:020d}.json") as stream:
             actions = [json.loads(line) for line in stream.read().decode("utf-8").splitlines() if line.strip()]
-        info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
+        info: dict[str, Any] = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
         tag = json.loads(info.get("userMetadata") or "{}")
         if not (isinstance(tag, dict) and tag.get("writer") == "airflow-dq-contracts"
                 and tag.get("table") == "results" and tag.get("run_id") == run_id):
