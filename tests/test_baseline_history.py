@@ -18,7 +18,8 @@ import sys
 import pytest
 
 from airflow_dq_contracts.contract import load_contract
-from airflow_dq_contracts.engine import evaluate, sinks
+from airflow_dq_contracts.engine import evaluate
+from airflow_dq_contracts.store import sinks
 from airflow_dq_contracts.results import format_time
 
 pytestmark = pytest.mark.spark

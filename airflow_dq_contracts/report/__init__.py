@@ -13,7 +13,7 @@ Example::
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 from .data import ReportData, ReportDataError, load_report_data
 from .html import render_report

@@ -20,7 +20,8 @@ import datetime as dt
 import hashlib
 import html
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from airflow_dq_contracts.results import SEVERITIES, format_time, utcnow
 
