@@ -217,7 +217,8 @@ class DeltaResultsStore(ResultsStore):
 
     def write_run(self, records: Sequence[CheckResult], run_id: str) -> int | None:
         """Append a new run's rows with delta-rs; :class:`StoreError` when only Spark's writer can commit them."""
-        from airflow_dq_contracts.store import delta_commits  # TEMP until H2's module lands
+        # Here until store.delta_commits is in the tree; then a module-level import (it imports no reader: no cycle).
+        from airflow_dq_contracts.store import delta_commits
 
         version = delta_commits.append_results(self.location, records, run_id, storage_options=self.storage_options)
         if version is None:
@@ -257,7 +258,8 @@ class DeltaResultsStore(ResultsStore):
 
     def upsert_registry(self, row: Mapping[str, Any]) -> None:
         """Merge ``row`` into the registry with delta-rs; :class:`StoreError` when only Spark's writer can."""
-        from airflow_dq_contracts.store import delta_commits  # TEMP until H2's module lands
+        # Here until store.delta_commits is in the tree; then a module-level import (it imports no reader: no cycle).
+        from airflow_dq_contracts.store import delta_commits
 
         if not delta_commits.upsert_registry(self.registry_location, row, storage_options=self.storage_options):
             raise StoreError(
