@@ -58,6 +58,7 @@ import pyarrow as pa
 from airflow_dq_contracts.contract.timeliness import age_hours, check_granularity, count_gaps
 from airflow_dq_contracts.store.delta import (
     WAREHOUSE_ENV,
+    StoreError,
     normalise_location,
     open_table,
     table_exists,
@@ -153,6 +154,18 @@ def _query_extreme(
     return extreme_micros(result.column(0), aggregation)
 
 
+
+def _open_log(location: str, storage_options: Mapping[str, str] | None, *, without_files: bool = False) -> Any:
+    """The table whose log :func:`table_exists` just found; a log that cannot be opened after all (a writer
+    creating the table, a corrupt or unreachable log) is "not found" to a sensor, which may wait for it."""
+    try:
+        return open_table(location, storage_options=storage_options, without_files=without_files)
+    except TableNotFoundError:
+        raise
+    except StoreError as exc:
+        raise TableNotFoundError(str(exc), location) from exc
+
+
 def newest_timestamp(
     path: str,
     column: str,
@@ -179,7 +192,7 @@ def newest_timestamp(
         measurement = parquet_newest(location, column, aggregation)
         return dataclasses.replace(measurement, elapsed_seconds=time.perf_counter() - started)
 
-    table = open_table(location, storage_options=storage_options)
+    table = _open_log(location, storage_options)
     fields = {f.name: f for f in table.schema().fields}
     name = find_column(fields, column, location)
     delta_type = _field_type(fields[name])
@@ -297,7 +310,7 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
             elapsed_seconds=time.perf_counter() - started,
         )
     # The commit time needs no file list: skip loading the add actions (O(1) in table size).
-    table = open_table(location, storage_options=storage_options, without_files=True)
+    table = _open_log(location, storage_options, without_files=True)
     history = table.history(limit=1)
     value = None
     if history:
@@ -334,7 +347,7 @@ def partition_values(
         listing = hive_partition_values(location, column)
         return dataclasses.replace(listing, elapsed_seconds=time.perf_counter() - started)
 
-    table = open_table(location, storage_options=storage_options)
+    table = _open_log(location, storage_options)
     partition_columns = tuple(table.metadata().partition_columns)
     if not partition_columns:
         raise NotPartitionedError(
