@@ -10,6 +10,8 @@ Airflow release means changing this file only. Supported: Airflow 3.x (``airflow
 * ``BaseNotifier``, ``BaseOperatorLink``: ``airflow.sdk``; ``XCom``: ``airflow.sdk`` where exported, else
   ``airflow.sdk.execution_time.xcom`` (3.0, 3.1).
 * :func:`default_deferrable`: ``[operators] default_deferrable`` read when an operator is built.
+* ``reap_process_group`` (SIGTERM a process group, SIGKILL what outlives the timeout):
+  ``airflow.utils.process_utils`` — same place and signature in 3.0.2 and 3.1.8.
 
 Example::
 
@@ -18,7 +20,8 @@ Example::
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version as _dist_version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
 
 from packaging.version import Version
 
@@ -33,8 +36,8 @@ def _airflow_version() -> Version:
 
 
 AIRFLOW_VERSION = _airflow_version()
-AIRFLOW_V_3_0_PLUS = AIRFLOW_VERSION >= Version("3.0.0")
-AIRFLOW_V_3_2_PLUS = AIRFLOW_VERSION >= Version("3.2.0")
+AIRFLOW_V_3_0_PLUS = Version("3.0.0") <= AIRFLOW_VERSION
+AIRFLOW_V_3_2_PLUS = Version("3.2.0") <= AIRFLOW_VERSION
 
 if not AIRFLOW_V_3_0_PLUS:  # pragma: no cover - guarded by the pinned dependency
     raise ImportError(f"airflow-dq-contracts needs Airflow 3.x, found {AIRFLOW_VERSION}")
@@ -68,6 +71,9 @@ try:  # the XCom class tasks and operator links read through (not exported by ai
 except ImportError:
     from airflow.sdk.execution_time.xcom import XCom  # noqa: E402
 
+# Checked identical (place, signature, body) in apache-airflow-core 3.0.2 and 3.1.8.
+from airflow.utils.process_utils import reap_process_group  # noqa: E402
+
 try:
     from airflow.triggers.base import BaseTrigger, TriggerEvent  # noqa: E402
 except ImportError:  # pragma: no cover - future releases
@@ -81,7 +87,7 @@ def default_deferrable() -> bool:
     True
     """
     try:
-        from airflow.sdk.configuration import conf  # type: ignore[import-not-found]
+        from airflow.sdk.configuration import conf  # type: ignore[import-not-found,unused-ignore]  # not in 3.0
     except ImportError:
         from airflow.configuration import conf
     return conf.getboolean("operators", "default_deferrable", fallback=False)
@@ -106,4 +112,5 @@ __all__ = [
     "TriggerEvent",
     "XCom",
     "default_deferrable",
+    "reap_process_group",
 ]

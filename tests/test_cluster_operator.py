@@ -275,13 +275,14 @@ def test_cluster_mode_switches_to_the_python_runner_route(monkeypatch, tmp_path)
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_SA", json.dumps({
         "conn_type": "spark", "host": "spark://spark-master", "port": 7077,
         "extra": {"deploy-mode": "cluster", "rest-port": "6066"}}))
-    hook = ContractSubmitHook(conn_id="spark_sa", application_args=["--contract-b64=eA==", "--run-id=dq-1"],
-                              jars=["/opt/extra.jar"], bundle=build_job_bundle(tmp_path / "job"))
+    hook = ContractSubmitHook(conn_id="spark_sa", application_args=["--contract-b64=eA==", "--run-id=dq-0"],
+                              jars=["/opt/extra.jar"], bundle=build_job_bundle(tmp_path / "job"), run_id="dq-1")
     assert hook.is_standalone_cluster and hook.rest_endpoint == "http://spark-master:6066"
-    assert hook.run_key == "dq-1"
-    carrier = hook._prepare_standalone_cluster()
-    hook._application_args = [str(hook.bundle.launcher_path), str(hook.bundle.zip_path), "--contract-b64=eA=="]
-    cmd = hook._build_spark_submit_command(str(carrier))
+    assert hook.run_key == "dq-1"  # passed in, never read back from the job's arguments
+    assert hook.standalone is not None and hook.standalone.run_key == "dq-1"
+    carrier = hook.standalone.prepare()
+    hook.adapter.set(application_args=[str(hook.bundle.launcher_path), str(hook.bundle.zip_path), "--contract-b64=eA=="])
+    cmd = hook.adapter.build_command(str(carrier))
     options = {cmd[i + 1].split("=", 1)[0]: cmd[i + 1].split("=", 1)[1] for i, a in enumerate(cmd) if a == "--conf"}
     for flag in ("--packages", "--jars", "--py-files"):  # each would reach the driver only, or be refused
         assert flag not in cmd
@@ -304,7 +305,7 @@ def test_package_resolution_refuses_what_is_not_a_coordinate(tmp_path):
 
     hook = ContractSubmitHook(application_args=["--contract-b64=eA=="], bundle=build_job_bundle(tmp_path / "job"))
     with pytest.raises(ContractJobError, match=r"group:artifact:version, got \['io.delta:delta-spark'\]"):
-        hook._resolve_packages(["io.delta:delta-spark"], tmp_path / "jars")
+        hook.resolve_packages(["io.delta:delta-spark"], tmp_path / "jars")
     assert not (tmp_path / "jars").exists()  # nothing started, nothing written
 
 
@@ -380,12 +381,12 @@ def test_example_pipeline_in_cluster_mode(cluster, shared_env, calls, monkeypatc
     assert (cluster.driver_dir(driver["id"]) / "stderr").is_file()
     [submit] = calls["submit"]
     hook = submit["self"]
-    assert hook.is_standalone_cluster and hook._driver_id == driver["id"]
+    assert hook.is_standalone_cluster and hook.adapter.driver_id == driver["id"]
     # The job's own report came back through the marker file on the shared folder (its stdout is remote).
     assert submit["result"]["run_id"] == summary["run_id"] and submit["result"]["decision"] == "quarantine"
-    assert not hook._markers_path.exists()
+    assert not hook.standalone.markers_path.exists()
     # Delta reached driver and executors as jars the hook resolved into the shared job folder.
-    job_jars = hook._conf["spark.jars"].split(",")
+    job_jars = hook.adapter.conf["spark.jars"].split(",")
     assert any(Path(j).name == "io.delta_delta-spark_4.1_2.13-4.4.0.jar" for j in job_jars)
     assert all(Path(j).is_relative_to(cluster.shared_dir / "job-cache" / "jars") for j in job_jars)
     assert not any((cluster.shared_dir / "job-cache" / "drivers").glob("*.json"))  # nothing left to reclaim
@@ -594,7 +595,7 @@ def test_a_job_that_ends_while_the_master_is_down_still_settles_the_task(doomed_
     assert states == {"check_partition": "success"}, calls["execute"]
     [submit] = calls["submit"]
     hook = submit["self"]
-    assert hook._driver_status != "FINISHED"          # the master never confirmed the end: the job did
+    assert hook.adapter.driver_status != "FINISHED"   # the master never confirmed the end: the job did
     assert submit["result"]["decision"] == "pass"
     summary = xcom_value(dag_run, "check_partition")
     rows = assert_xcom_is_the_results_rows(summary, shared_env)
