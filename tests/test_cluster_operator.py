@@ -298,6 +298,35 @@ def test_cluster_mode_switches_to_the_python_runner_route(monkeypatch, tmp_path)
     assert zipfile.ZipFile(carrier).namelist() == ["META-INF/MANIFEST.MF"]
 
 
+def test_the_run_key_is_passed_in_and_run_key_still_names_it(tmp_path):
+    from airflow_dq_contracts.hooks import ContractSubmitHook
+    from airflow_dq_contracts.jobs.bundle import build_job_bundle
+
+    bundle = build_job_bundle(tmp_path / "job")
+    assert ContractSubmitHook(application_args=["--run-id=dq-9"], bundle=bundle).run_key is None
+    assert ContractSubmitHook(application_args=[], bundle=bundle, run_key="dq-2").run_key == "dq-2"
+
+
+def test_a_provider_that_renamed_a_private_attribute_is_named_at_once(monkeypatch, tmp_path):
+    """The adapter checks SparkSubmitHook's private state when the hook is built, not mid-run."""
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    from airflow_dq_contracts.hooks import ContractSubmitHook
+    from airflow_dq_contracts.jobs.bundle import build_job_bundle
+    from airflow_dq_contracts.version_compat import AirflowException
+
+    original = SparkSubmitHook.__init__
+
+    def renamed(self, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._spark_submit_process = self.__dict__.pop("_submit_sp")
+
+    monkeypatch.setattr(SparkSubmitHook, "__init__", renamed)
+    with pytest.raises(AirflowException, match=r"has no attribute _submit_sp: this airflow-dq-contracts release was "
+                                               r"checked against apache-airflow-providers-apache-spark 5\.3\.0"):
+        ContractSubmitHook(application_args=[], bundle=build_job_bundle(tmp_path / "job"))
+
+
 def test_package_resolution_refuses_what_is_not_a_coordinate(tmp_path):
     from airflow_dq_contracts.hooks import ContractSubmitHook
     from airflow_dq_contracts.hooks.contract_submit import ContractJobError
