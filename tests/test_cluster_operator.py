@@ -562,7 +562,7 @@ def test_master_lost_mid_job_fails_readably_and_the_retry_leaves_one_copy(cluste
     assert "error" not in second and states == {"check_partition": "success"}
 
     drivers = {d["id"]: d for d in _new_drivers(cluster, drivers_before)}
-    first_driver, second_driver = calls["submit"][0]["self"]._driver_id, calls["submit"][1]["self"]._driver_id
+    first_driver, second_driver = calls["submit"][0]["self"].adapter.driver_id, calls["submit"][1]["self"].adapter.driver_id
     assert set(drivers) == {first_driver, second_driver}
     # Attempt 1's driver did not outlive its attempt: attempt 2 had the master kill it first.
     assert drivers[first_driver]["state"] == "KILLED" and drivers[second_driver]["state"] == "FINISHED"
