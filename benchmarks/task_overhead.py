@@ -129,7 +129,7 @@ def _child_task(args: argparse.Namespace) -> None:
 
     lines: list[tuple[float, str]] = []
     marks: dict[str, float] = {}
-    original_take = ContractSubmitHook._take_marker
+    original_take = ContractSubmitHook.take_marker
     original_submit = ContractSubmitHook.submit_job
 
     def take(self: Any, line: str) -> bool:
@@ -143,7 +143,7 @@ def _child_task(args: argparse.Namespace) -> None:
         finally:
             marks["submit_end"] = time.time()
 
-    ContractSubmitHook._take_marker = take  # type: ignore[method-assign]
+    ContractSubmitHook.take_marker = take  # type: ignore[method-assign]
     ContractSubmitHook.submit_job = submit  # type: ignore[method-assign]
     # The read-back proper (collect_summary) timed apart from the HTML report written after it.
     from airflow_dq_contracts.operators import contract_check
