@@ -18,10 +18,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-# Re-exported: the result model's own time vocabulary (defined once, in timeutil).
-from airflow_dq_contracts.timeutil import format_time, parse_time, to_utc, utcnow
+# Re-exported (the ``name as name`` form): the result model's own time vocabulary, defined once in timeutil.
+from airflow_dq_contracts.timeutil import format_time as format_time
+from airflow_dq_contracts.timeutil import parse_time as parse_time
+from airflow_dq_contracts.timeutil import to_utc as to_utc
+from airflow_dq_contracts.timeutil import utcnow as utcnow
 
 STATUS_PASSED = "passed"
 STATUS_FAILED = "failed"
@@ -142,7 +146,7 @@ class CheckResult:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
+    def from_dict(cls, data: dict[str, Any]) -> CheckResult:
         """Inverse of :meth:`to_dict`; also accepts rows read back from the Delta table."""
         kwargs = {name: data.get(name) for name, _ in RESULT_COLUMNS}
         kwargs["evaluated_at"] = parse_time(kwargs["evaluated_at"]) or utcnow()
@@ -253,7 +257,7 @@ class ContractResult:
         }
 
     @classmethod
-    def from_summary(cls, data: dict[str, Any]) -> "ContractResult":
+    def from_summary(cls, data: dict[str, Any]) -> ContractResult:
         """Rebuild from a summary dict (e.g. pulled from XCom)."""
         quarantine = data.get("quarantine") or {}
         valid = data.get("valid") or {}

@@ -36,7 +36,11 @@ import dataclasses
 import datetime as dt
 import math
 import statistics
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from airflow_dq_contracts.results import DECISION_GATE, decide
+from airflow_dq_contracts.timeutil import parse_time
 
 from .validators import DEFAULT_TOLERANCE, Validator, exact, format_number
 
@@ -134,18 +138,6 @@ def _short(value: float) -> str:
 # --------------------------------------------------------------------------------------- history
 
 
-def _utc(value: Any) -> dt.datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        from airflow_dq_contracts.results import parse_time
-
-        return parse_time(value)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc)
-
-
 def gated_runs(rows: Iterable[Mapping[str, Any]]) -> set[str]:
     """The run ids whose decision was ``gate``, recomputed from each run's own result rows.
 
@@ -153,8 +145,6 @@ def gated_runs(rows: Iterable[Mapping[str, Any]]) -> set[str]:
     ...             {"run_id": "b", "action": "flag", "status": "failed", "failed_rows": None}])
     {'a'}
     """
-    from airflow_dq_contracts.results import DECISION_GATE, decide
-
     by_run: dict[str, list[Any]] = {}
     for row in rows:
         by_run.setdefault(row["run_id"], []).append(_Decidable(row))
@@ -196,7 +186,7 @@ def select_points(
     rows = list(rows)
     if gated is None:
         gated = gated_runs(rows)
-    reference = _utc(reference_time)
+    reference = parse_time(reference_time)
     assert reference is not None
     start = reference - dt.timedelta(days=baseline.lookback_days)
     # One run speaks for each reference time: the newest evaluation of it.
@@ -204,12 +194,12 @@ def select_points(
     for row in rows:
         if row.get("check_id") != check_id or row.get("dataset") != dataset or row.get("run_id") == exclude_run_id:
             continue
-        moment = _utc(row.get("reference_time"))
+        moment = parse_time(row.get("reference_time"))
         if moment is None or not start <= moment <= reference:  # rows before the column existed: no axis
             continue
         if moment == reference and not baseline.include_same_reference_time:
             continue  # a retry of the run being evaluated is not history
-        evaluated = _utc(row.get("evaluated_at")) or moment
+        evaluated = parse_time(row.get("evaluated_at")) or moment
         if moment not in newest or evaluated >= newest[moment][0]:
             newest[moment] = (evaluated, row)
     points: list[float] = []

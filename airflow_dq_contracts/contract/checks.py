@@ -12,9 +12,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .baseline import DEFAULT_LOOKBACK_DAYS, DEFAULT_MAX_SIGMA, DEFAULT_MIN_HISTORY, check_drift_metrics
+from .queries import statement_problem
+from .timeliness import GRANULARITIES
 from .validators import Validator
 
 Number = (int, float)
@@ -39,9 +42,6 @@ REGEX_FLAGS: dict[str, str] = {
     "VERBOSE": "x", "X": "x",
     "UNICODE": "u", "U": "u",
 }
-
-GRANULARITIES = ("hourly", "daily", "weekly", "monthly")
-
 
 @dataclasses.dataclass(frozen=True)
 class Param:
@@ -70,6 +70,10 @@ class CheckType:
     summary: str = ""
     #: False for types a run derives from the contract itself (``schema``): not writable under ``checks``
     written: bool = True
+    #: True for a type that runs its own query instead of joining the shared scan (``sql``)
+    is_query: bool = False
+    #: False for a type whose scope is written into its own condition or query (no ``filter`` key)
+    filterable: bool = True
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
@@ -275,8 +279,6 @@ def _check_reconciliation(params: dict[str, Any], add: Callable[[tuple, str], No
 
 
 def _check_sql(params: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
-    from .references import statement_problem
-
     problem = statement_problem(params["query"])
     if problem:
         add(("query",), problem)
@@ -306,13 +308,14 @@ _register(
     ),
     CheckType(
         "table_condition", "table", params=(Param("condition", "str", required=True),),
-        validators=False, implicit="true", summary="a SQL boolean over aggregates",
+        validators=False, implicit="true", filterable=False, summary="a SQL boolean over aggregates",
     ),
     CheckType(
         "sql", "table",
         params=(Param("query", "str", required=True),
                 Param("return", "choice", default="value", choices=("value", "rows"))),
-        implicit="sql", extra=_check_sql, summary="a SELECT returning a value or failing rows",
+        implicit="sql", extra=_check_sql, is_query=True, filterable=False,
+        summary="a SELECT returning a value or failing rows",
     ),
 )
 

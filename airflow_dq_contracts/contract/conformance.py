@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from .diff import widens
 from .model import ColumnType

@@ -74,7 +74,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .model import Column, ColumnType, Contract
 

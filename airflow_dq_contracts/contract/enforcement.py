@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from . import checks as registry
 from .model import DEFAULT_POLICY, SCHEMA_MODES, SEVERITIES, Check, Column, ColumnType, Contract, Enforcement

@@ -21,12 +21,11 @@ import math
 import os
 import re
 from pathlib import Path as FsPath
-from typing import Any, Callable
+from typing import Any
 
 from . import checks as registry
 from . import enforcement as enforcing
 from .baseline import expand_drift, parse_baseline
-from .references import check_reference_use, parse_references
 from .errors import ContractValidationError, ValidationIssue
 from .model import (
     ACTIONS,
@@ -41,6 +40,7 @@ from .model import (
     Contract,
     Dataset,
 )
+from .references import check_reference_use, parse_references
 from .validators import DEFAULT_TOLERANCE, Validator, slug
 from .yamlsrc import Path, SourceMap, YamlSyntaxError, format_path, load_yaml
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .baseline import Baseline
+from .checks import CHECK_TYPES, CheckType, has_row_reading
 from .validators import Validator
 
 ACTIONS = ("gate", "quarantine", "flag")
@@ -37,15 +39,11 @@ class ColumnType:
     """A declared column type: ``kind`` is the normalised name (``long``, ``list``, ``map``…)."""
 
     kind: str
-    value_type: "ColumnType | None" = None
-    key_type: "ColumnType | None" = None
+    value_type: ColumnType | None = None
+    key_type: ColumnType | None = None
     precision: int | None = None
     scale: int | None = None
     raw: Any = None
-
-    @property
-    def is_collection(self) -> bool:
-        return self.kind in ("list", "map")
 
     def describe(self) -> str:
         if self.kind == "list":
@@ -100,9 +98,24 @@ class Check:
     @property
     def row_level(self) -> bool:
         """Whether a single row can violate this check (so it can be quarantined)."""
-        from .checks import has_row_reading
-
         return has_row_reading(self)
+
+    @property
+    def definition(self) -> CheckType | None:
+        """The check type of the contract language this check is one of (None for a type it does not know).
+
+        >>> from airflow_dq_contracts.contract import load_contract
+        >>> c = load_contract({"name": "t", "checks": [{"name": "n", "type": "num_rows", "min": 1}]})
+        >>> next(c.all_checks()).definition.summary
+        'total row count'
+        """
+        return CHECK_TYPES.get((self.level, self.type))
+
+    @property
+    def is_query(self) -> bool:
+        """Whether this check runs its own query rather than joining the shared scan (``sql``)."""
+        definition = self.definition
+        return definition is not None and definition.is_query
 
 
 @dataclasses.dataclass(frozen=True)
@@ -255,23 +268,6 @@ class Contract:
         for col in self.columns:
             yield from col.checks
             yield from col.constraints
-
-    def find_check(self, name: str, column: str | None = None) -> Check:
-        """The check called ``name`` (optionally in ``column``); KeyError naming the choices.
-
-        Written checks first; an implicit one (``sla_freshness``, ``not_null``…) when no written
-        check has that name.
-        """
-        matches = [c for c in self.all_checks() if c.name == name and (column is None or c.column == column)]
-        if not matches:
-            matches = [c for c in self.evaluated_checks()
-                       if c.name == name and (column is None or c.column == column)]
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            known = ", ".join(repr(c.name) for c in self.all_checks())
-            raise KeyError(f"contract {self.name!r} has no check named {name!r} (checks: {known})")
-        raise KeyError(f"check name {name!r} is used in several columns; pass column=")
 
     @property
     def partitioned_by(self) -> tuple[str, ...]:

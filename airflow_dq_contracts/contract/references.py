@@ -17,49 +17,16 @@ Example::
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .model import DATASET_FORMATS, Check, Reference
+from .queries import DATASET_PLACEHOLDER, placeholders
 
 REFERENCE_KEYS = ("table", "path", "format", "filter", "options")
-#: ``{dataset}`` in a ``sql`` query is the checked dataset; every other placeholder is a reference.
-DATASET_PLACEHOLDER = "dataset"
 _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-# Leading whitespace, comments and opening parentheses before a statement's first keyword.
-_LEAD = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/|\()*", re.DOTALL)
-_QUERY_KEYWORDS = ("select", "with")
 
 Add = Callable[[tuple, str], None]
-
-
-def placeholders(query: str) -> list[str]:
-    """The ``{name}`` placeholders of a ``sql`` query, in order of first use.
-
-    >>> placeholders("SELECT count(*) FROM {dataset} d LEFT ANTI JOIN {customers} c USING (id)")
-    ['dataset', 'customers']
-    """
-    return list(dict.fromkeys(PLACEHOLDER.findall(query)))
-
-
-def statement_problem(query: str) -> str | None:
-    """Why ``query`` is obviously not a single query, or None (cheap first line of defence).
-
-    The authority is Spark's own parser at run time (see ``engine/relational.py``); this catches
-    the plain mistakes while the contract is validated, without a JVM.
-
-    >>> statement_problem("DROP TABLE orders") is not None
-    True
-    >>> statement_problem("-- orphans\\nWITH x AS (SELECT 1) SELECT * FROM x") is None
-    True
-    """
-    text = _LEAD.sub("", query, count=1)
-    first = re.match(r"[A-Za-z]+", text)
-    keyword = first.group(0).lower() if first else ""
-    if keyword not in _QUERY_KEYWORDS:
-        return (f"a sql check runs one query: SELECT … or WITH … SELECT …, got "
-                f"{(first.group(0) if first else text[:20])!r}")
-    return None
 
 
 def parse_references(data: Any, add: Add, similar: Callable[[str, Iterable[str]], str]) -> dict[str, Reference]:
@@ -127,7 +94,7 @@ def check_reference_use(checks: Iterable[tuple[int, Check]], references: dict[st
         if alias is not None and alias not in references:
             add((index, "reference"), f"unknown reference {alias!r}{similar(alias, known)}; declared: "
                                       f"{', '.join(known) or 'none (add a top-level references: mapping)'}")
-        if check.type == "sql":
+        if check.is_query:
             for name in placeholders(check.params["query"]):
                 if name != DATASET_PLACEHOLDER and name not in references:
                     add((index, "query"), f"{{{name}}} names no reference{similar(name, known)}; use "
@@ -135,6 +102,7 @@ def check_reference_use(checks: Iterable[tuple[int, Check]], references: dict[st
             if check.params.get("return") == "value" and check.validator.is_noop:
                 add((index,), "a sql check with 'return: value' needs a validator (min, max, between, "
                               "not_between or equals); without one it could never fail")
-        if check.filter and check.type in ("table_condition", "sql"):
+        definition = check.definition
+        if check.filter and definition is not None and not definition.filterable:
             add((index, "filter"), f"'filter' does not apply to '{check.type}': write the scope into the "
-                                   + ("condition" if check.type == "table_condition" else "query"))
+                                   + ("query" if definition.is_query else "condition"))

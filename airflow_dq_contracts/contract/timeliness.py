@@ -47,9 +47,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from airflow_dq_contracts.timeutil import UTC as _UTC
 from airflow_dq_contracts.timeutil import TimeValueError, format_time, to_utc
 
 HOURLY = "hourly"

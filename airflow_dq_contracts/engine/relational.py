@@ -57,7 +57,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.model import Contract
-from airflow_dq_contracts.contract.references import DATASET_PLACEHOLDER, PLACEHOLDER, placeholders
+from airflow_dq_contracts.contract.queries import DATASET_PLACEHOLDER, PLACEHOLDER, placeholders
 
 from .metrics import (
     INTEGRAL_TYPES,

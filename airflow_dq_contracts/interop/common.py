@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -43,7 +44,7 @@ class Source:
         return self.smap.file
 
     @classmethod
-    def parse(cls, text: str, file: str) -> "Source":
+    def parse(cls, text: str, file: str) -> Source:
         """Parse YAML or JSON text; a syntax error becomes a located issue (``data`` is then None)."""
         try:
             data, smap, duplicates = load_yaml(text, file)
@@ -55,7 +56,7 @@ class Source:
         return source
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> "Source":
+    def read(cls, path: str | os.PathLike[str]) -> Source:
         """Read a file; an unreadable one becomes a located issue."""
         name = str(path)
         try:
@@ -164,7 +165,7 @@ def has_check_type(name: str) -> bool:
     return registry.check_type("table", name) is not None or registry.check_type("column", name) is not None
 
 
-def require_type(src: "Source", path: Path, check_type: str, what: str) -> bool:
+def require_type(src: Source, path: Path, check_type: str, what: str) -> bool:
     """Whether ``check_type`` exists; if not, refuse ``what`` at ``path`` naming the missing type."""
     if has_check_type(check_type):
         return True

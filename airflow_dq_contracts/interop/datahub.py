@@ -28,8 +28,9 @@ import dataclasses
 import math
 import os
 import re
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 from .common import (
     Draft,

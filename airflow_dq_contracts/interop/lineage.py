@@ -26,7 +26,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import urlparse
 
 from airflow_dq_contracts.results import STATUS_PASSED
