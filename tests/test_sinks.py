@@ -50,7 +50,7 @@ VIOLATIONS_DDL = (
 
 
 def sinks():
-    from airflow_dq_contracts.engine import sinks as module
+    from airflow_dq_contracts.store import sinks as module
 
     return module
 

@@ -15,7 +15,7 @@ import pytest
 
 from airflow_dq_contracts.store import results_store
 from airflow_dq_contracts.contract import load_contract
-from airflow_dq_contracts.engine import sinks
+from airflow_dq_contracts.store import sinks
 from airflow_dq_contracts.engine.runner import run_contract
 
 pytestmark = pytest.mark.spark

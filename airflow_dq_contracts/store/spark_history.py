@@ -18,71 +18,85 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Iterable, Mapping, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from airflow_dq_contracts.contract.baseline import HISTORY_COLUMNS
-from airflow_dq_contracts.results import CheckResult, parse_time
-from airflow_dq_contracts.store.results_store import is_path
+from airflow_dq_contracts.results import TIME_RESULT_COLUMNS, CheckResult
+from airflow_dq_contracts.store.delta import is_path
+from airflow_dq_contracts.store.history import read_history
+from airflow_dq_contracts.timeutil import from_epoch_micros, parse_time
+
+__all__ = ["HistorySource", "load_history"]
 
 #: What ``evaluate(history=…)`` accepts.
-HistorySource = Union[str, Iterable[Union[CheckResult, Mapping[str, Any]]], None]
+HistorySource = str | Iterable[CheckResult | Mapping[str, Any]] | None
+
+
+def _within(moment: dt.datetime, since: dt.datetime | None, until: dt.datetime | None) -> bool:
+    return (since is None or since <= moment) and (until is None or moment <= until)
 
 
 def _from_records(records: Iterable[CheckResult | Mapping[str, Any]], contract_name: str,
-                  since: dt.datetime, until: dt.datetime) -> list[dict[str, Any]]:
+                  since: dt.datetime | None, until: dt.datetime | None,
+                  columns: Sequence[str]) -> list[dict[str, Any]]:
     rows = []
     for record in records:
         row = record.to_dict() if isinstance(record, CheckResult) else dict(record)
         if row.get("contract_name") not in (None, contract_name):
             continue
         moment = parse_time(row.get("reference_time"))
-        if moment is None or not since <= moment <= until:
+        if moment is None or not _within(moment, since, until):
             continue
-        rows.append({**{name: row.get(name) for name in HISTORY_COLUMNS}, "reference_time": moment,
+        rows.append({**{name: row.get(name) for name in columns}, "reference_time": moment,
                      "evaluated_at": parse_time(row.get("evaluated_at"))})
     return rows
 
 
 def _from_catalog(spark: SparkSession, name: str, contract_name: str,
-                  since: dt.datetime, until: dt.datetime) -> list[dict[str, Any]]:
+                  since: dt.datetime | None, until: dt.datetime | None,
+                  columns: Sequence[str]) -> list[dict[str, Any]]:
     if not spark.catalog.tableExists(name):
         return []
     df = spark.read.table(name)
     if "reference_time" not in df.columns:
         return []
-    df = df.where((F.col("contract_name") == F.lit(contract_name))
-                  & (F.col("reference_time") >= F.lit(since)) & (F.col("reference_time") <= F.lit(until)))
+    condition = F.col("contract_name") == F.lit(contract_name)
+    if since is not None:
+        condition = condition & (F.col("reference_time") >= F.lit(since))
+    if until is not None:
+        condition = condition & (F.col("reference_time") <= F.lit(until))
+    df = df.where(condition)
     # Timestamps as epoch microseconds: collect() would give naive local-zone datetimes.
-    columns = [F.unix_micros(F.col(c)).alias(c) if c in ("reference_time", "evaluated_at") else F.col(c)
-               for c in HISTORY_COLUMNS]
-    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    times = [c for c in columns if c in TIME_RESULT_COLUMNS]
+    selected = [F.unix_micros(F.col(c)).alias(c) if c in times else F.col(c) for c in columns]
     rows = []
-    for row in df.select(*columns).collect():
+    for row in df.select(*selected).collect():
         data = row.asDict()
-        for key in ("reference_time", "evaluated_at"):
-            if data[key] is not None:
-                data[key] = epoch + dt.timedelta(microseconds=data[key])
+        for key in times:
+            data[key] = from_epoch_micros(data[key])
         rows.append(data)
     return rows
 
 
 def load_history(spark: SparkSession, source: HistorySource, contract_name: str,
-                 since: dt.datetime, until: dt.datetime) -> list[dict[str, Any]]:
+                 since: dt.datetime | None, until: dt.datetime | None, *,
+                 columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """The results rows of ``contract_name`` with ``since ≤ reference_time ≤ until``, as dicts.
 
-    A results table that does not exist yet is an empty history (the first run). Raises on a
-    table that exists but cannot be read; the evaluator turns that into an ``error`` status of
-    the baseline checks (fail closed), never a crash.
+    A bound of None is open. ``columns`` defaults to the baselines' ``HISTORY_COLUMNS``. A results
+    table that does not exist yet is an empty history (the first run). Raises on a table that
+    exists but cannot be read; the evaluator turns that into an ``error`` status of the baseline
+    checks (fail closed), never a crash.
     """
+    wanted = HISTORY_COLUMNS if columns is None else tuple(columns)
     if source is None:
         return []
     if isinstance(source, str):
         if is_path(source):
-            from airflow_dq_contracts.store.history import read_history
-
-            return read_history(source, contract_name, since=since, until=until)
-        return _from_catalog(spark, source, contract_name, since, until)
-    return _from_records(source, contract_name, since, until)
+            return read_history(source, contract_name, since=since, until=until, columns=wanted)
+        return _from_catalog(spark, source, contract_name, since, until, wanted)
+    return _from_records(source, contract_name, since, until, wanted)

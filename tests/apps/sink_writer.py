@@ -33,7 +33,7 @@ def main() -> int:
 
     from pyspark.sql import functions as F
 
-    from airflow_dq_contracts.engine import sinks
+    from airflow_dq_contracts.store import sinks
     from airflow_dq_contracts.engine.session import get_spark
     from airflow_dq_contracts.results import CheckResult
 

@@ -1,0 +1,383 @@
+"""The results store's small commits made by delta-rs, from a Spark driver or any Python process — no Spark.
+
+A run's results and its registry upsert are a handful of rows. Committed with delta-rs they take
+milliseconds, where a cold JVM spends seconds in Delta's write path; so the Spark job tries these
+first, and :class:`~airflow_dq_contracts.store.results_store.DeltaResultsStore` writes with them
+outright. Every table is opened by :func:`airflow_dq_contracts.store.delta.open_table`.
+
+delta-rs commits only where it is certainly safe (:func:`driver_table`): a table on the local
+filesystem whose schema is exactly the expected one. On object stores Delta writers coordinate
+through the log store each engine is configured with (S3 needs one shared by all writers), so
+there the commits stay with Spark's Delta; a catalog name, another schema (an older release's
+results table, which Spark evolves) or no ``deltalake`` here: the caller gets ``None``/``False``
+and Spark's Delta writes instead.
+
+* :func:`append_results` — a **new** run's results in one append commit (its version), or None.
+* :func:`upsert_registry` — one registry row read, merged (:func:`merge_registry_rows`) and
+  committed (an append for a new key, else a predicate overwrite of the key's rows), or False.
+* :func:`run_absent` — whether a table certainly holds no row of a run (a retry replaces instead).
+* :func:`result_row`, :func:`arrow_schema`, :func:`commit_token` — a result row's values, the
+  Arrow schema of a column list, the ``userMetadata`` tag a results commit is found by.
+
+Plain Python plus ``deltalake``/``pyarrow`` (imported lazily): no pyspark, no Airflow.
+
+Example::
+
+    version = append_results("/wh/dq_results", result.checks, run_id=result.run_id)
+    if version is None:
+        ...  # Spark's Delta writes (and replaces the run's rows on a retry)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
+from airflow_dq_contracts.store.delta import StoreError, is_path, open_table, plain_rows, sql_string
+from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
+from airflow_dq_contracts.timeutil import EPOCH, parse_time, to_utc
+
+__all__ = [
+    "RESULTS_PARTITION_COLUMNS", "append_results", "arrow_schema", "commit_token", "driver_table",
+    "fold_registry_rows", "merge_registry_rows", "read_registry_key", "registry_key_predicate", "result_row",
+    "run_absent", "upsert_registry",
+]
+
+log = logging.getLogger(__name__)
+
+#: Partitioning of the results table: dashboards and history ask about one contract at a time.
+RESULTS_PARTITION_COLUMNS: tuple[str, ...] = ("contract_name",)
+
+_ARROW_KINDS = {"string": "string", "double": "float64", "boolean": "bool_", "bigint": "int64"}
+
+# Delta's names of the primitive types whose Spark SQL name differs (as Spark's simpleString prints them).
+_SPARK_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
+
+
+def _first_line(exc: BaseException, limit: int = 200) -> str:
+    text = str(exc).strip().splitlines()
+    line = text[0] if text else type(exc).__name__
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def commit_token(kind: str, run_id: str) -> str:
+    """A unique ``userMetadata`` for one write, so its commit can be found in the table's history.
+
+    >>> json.loads(commit_token("results", "r1"))["run_id"]
+    'r1'
+    """
+    return json.dumps({"writer": "airflow-dq-contracts", "table": kind, "run_id": run_id, "write": uuid.uuid4().hex})
+
+
+def arrow_schema(columns: Sequence[tuple[str, str]]) -> Any:
+    """The ``pyarrow`` schema of ``(name, kind)`` columns (the kinds of RESULT_COLUMNS / REGISTRY_COLUMNS).
+
+    >>> arrow_schema([("n", "bigint"), ("at", "timestamp")]).types
+    [DataType(int64), TimestampType(timestamp[us, tz=UTC])]
+    """
+    import pyarrow as pa
+
+    def kind_of(kind: str) -> Any:
+        if kind == "timestamp":
+            return pa.timestamp("us", tz="UTC")
+        if kind == "array<string>":
+            return pa.list_(pa.string())
+        return getattr(pa, _ARROW_KINDS[kind])()
+
+    return pa.schema([(name, kind_of(kind)) for name, kind in columns])
+
+
+def result_row(record: CheckResult) -> tuple[Any, ...]:
+    """``record``'s values in ``RESULT_COLUMNS`` order, each of its column's type (times as aware UTC).
+
+    >>> import datetime as dt
+    >>> row = result_row(CheckResult(run_id="r", contract_name="c", contract_version="1", dataset="d",
+    ...     check_id="k", check_name="n", check_type="count", column=None, severity="P1", action="gate",
+    ...     validator="> 0", metric_value=3, status="passed", passed=True, failed_rows=None, message="",
+    ...     row_count=3, filter=None, evaluated_at=dt.datetime(2024, 5, 2)))
+    >>> row[11], row[18].isoformat()
+    (3.0, '2024-05-02T00:00:00+00:00')
+    """
+    values: list[Any] = []
+    for name, kind in RESULT_COLUMNS:
+        value = getattr(record, name)
+        if value is not None:
+            if kind == "string":
+                value = str(value)
+            elif kind == "double":
+                value = float(value)
+            elif kind == "bigint":
+                value = int(value)
+            elif kind == "boolean":
+                value = bool(value)
+            elif kind == "timestamp":
+                # Aware datetimes convert to the right instant whatever the JVM/Python time zone.
+                value = parse_time(value) if isinstance(value, str) else to_utc(value)
+            elif kind == "array<string>":
+                value = [str(item) for item in value]
+        values.append(value)
+    return tuple(values)
+
+
+def _type_name(kind: Any) -> str:
+    """A Delta schema JSON type as Spark SQL prints it (``long`` → ``bigint``, ``array<string>``…)."""
+    if isinstance(kind, str):
+        return _SPARK_NAMES.get(kind, kind)
+    if isinstance(kind, dict):
+        if kind.get("type") == "array":
+            return f"array<{_type_name(kind.get('elementType'))}>"
+        if kind.get("type") == "map":
+            return f"map<{_type_name(kind.get('keyType'))},{_type_name(kind.get('valueType'))}>"
+        if kind.get("type") == "struct":
+            fields = ",".join(f"{f.get('name')}:{_type_name(f.get('type'))}" for f in kind.get("fields", []))
+            return f"struct<{fields}>"
+    return json.dumps(kind, sort_keys=True)
+
+
+def _is_local(location: str) -> bool:
+    return is_path(location) and ("://" not in location or location.startswith("file:"))
+
+
+def driver_table(
+    location: str | None,
+    columns: Sequence[tuple[str, str]],
+    partition_by: Sequence[str] = (),
+    *,
+    storage_options: Mapping[str, str] | None = None,
+) -> Any:
+    """The existing table at ``location`` opened with delta-rs, for a small commit from here; else None.
+
+    Only a table on the local filesystem (a plain path or ``file:``) whose schema is exactly
+    ``columns`` (``(name, Spark SQL type)``) and whose partitioning is ``partition_by``: on object
+    stores the commits stay with Spark's Delta (see the module docstring); a catalog name (None
+    here), another schema, a missing or unreadable table, no ``deltalake`` — None as well.
+
+    Example::
+
+        table = driver_table("/wh/dq_contracts", REGISTRY_COLUMNS)
+    """
+    if location is None or not _is_local(location):
+        return None
+    try:
+        table = open_table(location, storage_options=storage_options)
+        found = [(f["name"], _type_name(f["type"])) for f in json.loads(table.schema().to_json())["fields"]]
+        if found != list(columns) or list(table.metadata().partition_columns) != list(partition_by):
+            return None
+        return table
+    except Exception as exc:  # noqa: BLE001 - missing table, unreadable, no deltalake: Spark writes
+        log.debug("table %r: not written by delta-rs here (%s)", location, _first_line(exc))
+        return None
+
+
+def _absent_in(table: Any, run_column: str, run_id: str) -> bool:
+    import pyarrow as pa
+
+    reader = table.scan(columns=[run_column], predicate=f"{run_column} = {sql_string(run_id)}")
+    return bool(pa.RecordBatchReader.from_stream(reader).read_all().num_rows == 0)
+
+
+def run_absent(
+    location: str | None, run_column: str, run_id: str, *, storage_options: Mapping[str, str] | None = None
+) -> bool:
+    """True only when the existing Delta table at ``location`` certainly holds no row of ``run_id``.
+
+    Read with delta-rs: the table's log plus, at most, the files whose statistics admit the run
+    (deletion vectors and column mapping honoured) — no Spark job and no state reconstruction.
+    False whenever that cannot be known: a catalog table name (``location`` None), no
+    ``deltalake`` here (a cluster node without it), a location or credentials delta-rs cannot use,
+    a missing table; the caller then replaces, which is always correct.
+
+    Example::
+
+        if run_absent("/wh/q/orders", "_dq_run_id", run_id):
+            ...  # a plain append; else a replaceWhere of the run's rows
+    """
+    if location is None:
+        return False
+    try:
+        table = open_table(location, storage_options=storage_options)
+        if run_column not in table.schema().to_arrow().names:
+            return False
+        return _absent_in(table, run_column, run_id)
+    except Exception as exc:  # noqa: BLE001 - any doubt means "replace", never "append"
+        log.debug("table %r: cannot tell with delta-rs whether run %s has rows (%s); replacing", location, run_id,
+                  _first_line(exc))
+        return False
+
+
+def append_results(
+    location: str,
+    records: Sequence[CheckResult],
+    run_id: str,
+    *,
+    storage_options: Mapping[str, str] | None = None,
+    token: str | None = None,
+) -> int | None:
+    """A new run's results appended by delta-rs (one commit, milliseconds): that commit's version, or None.
+
+    None — nothing committed — unless :func:`driver_table` allows it (a local table of the exact
+    results schema and partitioning) and the table holds no row of the run (a retry replaces, with
+    Spark). The commit is tagged ``token`` (default: a fresh :func:`commit_token`), which the
+    read-back uses to recognise the run's commit. Every record must carry ``run_id``
+    (:class:`~airflow_dq_contracts.store.delta.StoreError` otherwise). A failure after the commit is
+    harmless: Spark's write then finds the run's rows and replaces them.
+
+    Example::
+
+        version = append_results("/wh/dq_results", result.checks, result.run_id)
+    """
+    records = list(records)
+    for record in records:
+        if not isinstance(record, CheckResult) or record.run_id != run_id:
+            raise StoreError(f"results table {location!r}: expected CheckResult records of run {run_id!r}, "
+                             f"got {record!r}", location)
+    table = driver_table(location, RESULT_COLUMNS, RESULTS_PARTITION_COLUMNS, storage_options=storage_options)
+    if table is None:
+        return None
+    try:
+        import pyarrow as pa
+        from deltalake import CommitProperties, write_deltalake
+
+        if not _absent_in(table, "run_id", run_id):
+            return None
+        names = [name for name, _ in RESULT_COLUMNS]
+        data = pa.Table.from_pylist([dict(zip(names, result_row(r))) for r in records],
+                                    schema=arrow_schema(RESULT_COLUMNS))
+        tag = token if token is not None else commit_token("results", run_id)
+        write_deltalake(table, data, mode="append",
+                        commit_properties=CommitProperties(custom_metadata={"userMetadata": tag}))
+        return int(table.version())
+    except Exception as exc:  # noqa: BLE001 - Spark writes instead (and replaces, should this have committed)
+        log.debug("results table %r: delta-rs append failed (%s); Spark writes", location, _first_line(exc))
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# The registry
+
+
+def merge_registry_rows(existing: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> dict[str, Any]:
+    """The registry row after ``incoming`` (one run's row) is upserted onto ``existing`` (or None).
+
+    The newer run (by ``last_run_at``; a row without one counts as older) supplies every field;
+    ``first_run_at`` is the earliest of the two whatever their order.
+
+    >>> import datetime as dt
+    >>> day = lambda d: dt.datetime(2024, 5, d)
+    >>> old = {"owner": "a", "first_run_at": day(2), "last_run_at": day(2), "last_run_id": "r2"}
+    >>> late = merge_registry_rows(old, {"owner": "b", "first_run_at": day(3), "last_run_at": day(3), "last_run_id": "r3"})
+    >>> late["owner"], late["first_run_at"].day, late["last_run_id"]
+    ('b', 2, 'r3')
+    >>> early = merge_registry_rows(old, {"owner": "c", "first_run_at": day(1), "last_run_at": day(1), "last_run_id": "r1"})
+    >>> early["owner"], early["first_run_at"].day, early["last_run_id"]
+    ('a', 1, 'r2')
+    """
+    if existing is None:
+        return dict(incoming)
+    newer = existing.get("last_run_at") is None or (
+        incoming.get("last_run_at") is not None and incoming["last_run_at"] >= existing["last_run_at"])
+    merged = {name: (incoming if newer else existing).get(name) for name, _ in REGISTRY_COLUMNS}
+    firsts = [t for t in (existing.get("first_run_at"), incoming.get("first_run_at")) if t is not None]
+    merged["first_run_at"] = min(firsts) if firsts else None
+    return merged
+
+
+def fold_registry_rows(found: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> dict[str, Any]:
+    """The key's stored rows (normally one) folded oldest first, then ``row`` upserted onto them.
+
+    >>> import datetime as dt
+    >>> fold_registry_rows([], {"owner": "a", "last_run_at": dt.datetime(2024, 5, 1)})["owner"]
+    'a'
+    """
+    existing: dict[str, Any] | None = None
+    for other in sorted(found, key=lambda r: r["last_run_at"] or EPOCH):
+        existing = merge_registry_rows(existing, other)
+    return merge_registry_rows(existing, row)
+
+
+def registry_key_predicate(row: Mapping[str, Any]) -> str:
+    """``row``'s key as a delta-rs (DataFusion) predicate, NULL-safe.
+
+    >>> registry_key_predicate({"contract_name": "orders", "contract_version": None})
+    "contract_name = 'orders' AND contract_version IS NULL"
+    """
+    return " AND ".join(f"{key} IS NULL" if row.get(key) is None else f"{key} = {sql_string(str(row[key]))}"
+                        for key in REGISTRY_KEY)
+
+
+def read_registry_key(
+    location: str | None, row: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
+) -> list[dict[str, Any]] | None:
+    """The registry rows of ``row``'s key read by delta-rs, times as aware UTC datetimes; None when it cannot.
+
+    No Spark job (which costs a small run seconds: the log read, the state reconstruction and a
+    file scan, cold); None — a catalog name (``location`` None), no ``deltalake`` here, a table
+    delta-rs cannot read or without the registry's columns — and the caller reads them with Spark.
+
+    Example::
+
+        found = read_registry_key("/wh/dq_contracts", {"contract_name": "orders", "contract_version": "1.0"})
+    """
+    if location is None:
+        return None
+    try:
+        import pyarrow as pa
+
+        table = open_table(location, storage_options=storage_options, what="registry")
+        names = [name for name, _ in REGISTRY_COLUMNS]
+        if not set(names) <= set(table.schema().to_arrow().names):
+            return None
+        return plain_rows(pa.RecordBatchReader.from_stream(
+            table.scan(columns=names, predicate=registry_key_predicate(row))).read_all())
+    except Exception:  # noqa: BLE001 - any doubt: the caller reads the key with Spark
+        return None
+
+
+def upsert_registry(
+    location: str, row: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None, attempts: int = 5
+) -> bool:
+    """The registry upsert committed by delta-rs (milliseconds, no Spark job); False: nothing committed.
+
+    Only for a table :func:`driver_table` allows (local, the exact registry schema). One commit: an
+    append for a new key, else a predicate overwrite of the key's rows; a concurrent commit makes
+    delta-rs refuse it, and the key is read and merged again (up to ``attempts`` times). Naive
+    times in ``row`` are UTC.
+
+    Example::
+
+        if not upsert_registry("/wh/dq_contracts", registry_row(contract, ...)):
+            ...  # Spark's Delta writes it
+    """
+    row = {**row, **{name: to_utc(row[name]) for name in REGISTRY_TIME_COLUMNS if row.get(name) is not None}}
+    table = driver_table(location, REGISTRY_COLUMNS, storage_options=storage_options)
+    if table is None:
+        return False
+    try:
+        import pyarrow as pa
+        from deltalake import write_deltalake
+        from deltalake.exceptions import CommitFailedError
+
+        names = [name for name, _ in REGISTRY_COLUMNS]
+        for _ in range(attempts):
+            found = read_registry_key(location, row, storage_options=storage_options)
+            if found is None:
+                return False
+            merged = fold_registry_rows(found, row)
+            data = pa.Table.from_pylist([{name: merged.get(name) for name in names}],
+                                        schema=arrow_schema(REGISTRY_COLUMNS))
+            try:
+                if found:
+                    write_deltalake(table, data, mode="overwrite", predicate=registry_key_predicate(row))
+                else:
+                    write_deltalake(table, data, mode="append")
+                return True
+            except CommitFailedError:
+                table.update_incremental()
+        return False
+    except Exception as exc:  # noqa: BLE001 - Spark upserts instead (the merge is idempotent)
+        log.debug("registry table %r: delta-rs upsert failed (%s); Spark writes", location, _first_line(exc))
+        return False

@@ -1,0 +1,359 @@
+"""Row sinks of an evaluation: the quarantined rows and the valid rows of one run, each in its Delta table.
+
+Spark side (imports no Airflow). Like the results, each write is **idempotent per run id**: one
+Delta commit that replaces exactly the rows of its run (``replaceWhere "_dq_run_id = '…'"``), or a
+plain append when delta-rs on the driver sees no row of the run yet — so a retried run replaces
+the rows its earlier attempt set aside or published instead of adding them twice.
+
+Layouts:
+
+* **quarantine** — the input's columns, then ``_dq_run_id``, ``_dq_violations``
+  (``array<struct<check_id, check_name, check_type, severity, action: string>>``) and
+  ``_dq_quarantined_at`` (DESIGN §6). Appends across runs. Created by the first write,
+  unpartitioned unless ``partition_by`` is given.
+* **valid** — the input's columns plus ``_dq_run_id``: without the run id a retried run could
+  not find (and replace) the rows its previous attempt published, and would duplicate them; then
+  ``_dq_flags`` (the same struct array as ``_dq_violations``): the flag-action checks the kept row
+  broke ("load the row but mark it"), empty when none. A valid table written before this column
+  existed gains it by schema evolution; its older rows read NULL.
+
+Schema evolution: a later run may bring an input column the table does not have yet; it is added
+to the table (Delta ``mergeSchema``, in the same commit) at the end of the schema, and older rows
+read it as NULL. A column missing from a later run's input is NULL in that run's rows. A column
+whose *type* changed cannot be merged by Delta: that write fails with a
+:class:`~airflow_dq_contracts.store.spark_tables.SinkError` naming the column and both types.
+
+Example::
+
+    valid, quarantined = split_annotated(annotated_df)
+    write_quarantine(spark, quarantined, "/data/dq/quarantine/orders", run_id=result.run_id)
+    write_valid(spark, valid, "/data/silver/orders_valid", run_id=result.run_id)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Sequence
+
+from pyspark.errors import PySparkException
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from airflow_dq_contracts.results import (
+    DECISION_GATE,
+    DECISION_QUARANTINE,
+    QUARANTINE_AT,
+    QUARANTINE_RUN_ID,
+    QUARANTINE_VIOLATIONS,
+    VALID_FLAGS,
+    VIOLATION_FIELDS,
+)
+from airflow_dq_contracts.store import delta_commits
+from airflow_dq_contracts.store.spark_tables import (
+    SinkError,
+    SparkTarget,
+    append_rows,
+    check_attempts,
+    check_run_id,
+    first_line,
+    quote_identifier,
+    replace_run_rows,
+    resolve_target,
+    rows_committed,
+    with_retries,
+)
+from airflow_dq_contracts.timeutil import parse_time, to_epoch_micros, utcnow
+
+__all__ = ["QUARANTINING_ACTIONS", "clear_run_rows", "split_annotated", "write_quarantine", "write_valid"]
+
+log = logging.getLogger(__name__)
+
+#: Violation actions that send a row to quarantine; ``flag`` rows stay valid.
+QUARANTINING_ACTIONS: tuple[str, ...] = (DECISION_QUARANTINE, DECISION_GATE)
+
+
+def _violations_field(df: DataFrame, where: str, name: str = QUARANTINE_VIOLATIONS) -> T.StructType:
+    if name not in df.columns:
+        raise SinkError(f"{where}: the DataFrame has no {name} column")
+    data_type = df.schema[name].dataType
+    if not isinstance(data_type, T.ArrayType) or not isinstance(data_type.elementType, T.StructType):
+        raise SinkError(
+            f"{where}: {name} must be array<struct<{', '.join(VIOLATION_FIELDS)}>>, "
+            f"got {data_type.simpleString()}",
+        )
+    element = data_type.elementType
+    missing = [f for f in VIOLATION_FIELDS if f not in element.names]
+    if missing:
+        raise SinkError(f"{where}: {name} elements lack field(s) {', '.join(missing)}")
+    return element
+
+
+def _normalised_violations(name: str) -> Column:
+    """``name`` (an array of violation structs) as the fixed struct of five strings."""
+    return F.transform(
+        F.col(name), lambda v: F.struct(*[v[field].cast("string").alias(field) for field in VIOLATION_FIELDS]))
+
+
+def _quarantining(violations: Column) -> Column:
+    """True when a row has at least one violation whose action quarantines it (null → False)."""
+    hit = F.exists(violations, lambda v: F.lower(F.trim(v["action"])).isin(*QUARANTINING_ACTIONS))
+    # exists() is NULL for a NULL array and for "no match but some action NULL": both are valid.
+    return F.coalesce(hit, F.lit(False))
+
+
+def split_annotated(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Split an annotated DataFrame into ``(valid, quarantined)``.
+
+    ``df`` holds the input columns plus ``_dq_violations`` (an empty array or NULL means no
+    violation). A row is quarantined when at least one of its violations has action
+    ``quarantine`` or ``gate``; every other row — including rows with only ``flag``
+    violations — is valid. ``valid`` has the input columns and ``_dq_flags`` (its flag
+    violations); ``quarantined`` keeps ``_dq_violations``, listing *all* the row's violations. Each input row lands on exactly
+    one side (the two filters are complements), provided ``df`` yields the same rows each time
+    it is computed — pin the source version or ``persist()`` a non-deterministic input.
+
+    Example::
+
+        valid, quarantined = split_annotated(annotated)
+        assert valid.count() + quarantined.count() == annotated.count()
+    """
+    _violations_field(df, "split_annotated")
+    flag = _quarantining(F.col(QUARANTINE_VIOLATIONS))
+    quarantined = df.where(flag)
+    # A kept row has no quarantining violation left: what remains are its flags.
+    valid = df.where(~flag).withColumnRenamed(QUARANTINE_VIOLATIONS, VALID_FLAGS)
+    return valid, quarantined
+
+
+def _reject_reserved(df: DataFrame, target: SparkTarget, reserved: Sequence[str]) -> None:
+    lowered = {c.lower() for c in df.columns}
+    clashes = [name for name in reserved if name.lower() in lowered]
+    if clashes:
+        raise SinkError(
+            f"{target}: the input already has column(s) {', '.join(clashes)}, which the sink adds "
+            "itself; rename them before writing",
+            target=target.text,
+        )
+
+
+def _type_conflicts(existing: T.StructType, incoming: T.StructType) -> list[str]:
+    by_name = {f.name.lower(): f for f in existing.fields}
+    conflicts = []
+    for field in incoming.fields:
+        old = by_name.get(field.name.lower())
+        if old is not None and old.dataType.simpleString() != field.dataType.simpleString():
+            conflicts.append(
+                f"column {field.name} is {old.dataType.simpleString()} in the table but "
+                f"{field.dataType.simpleString()} in this run"
+            )
+    return conflicts
+
+
+# Bookkeeping columns a table of each kind must have / must not have. mergeSchema would happily
+# widen *any* Delta table, so pointing the quarantine sink at the results table (or the valid sink
+# at the quarantine table) would silently mix two kinds of rows; this refuses it instead.
+_LAYOUT = {
+    "quarantine": ((QUARANTINE_RUN_ID, QUARANTINE_VIOLATIONS, QUARANTINE_AT), ()),
+    "valid": ((QUARANTINE_RUN_ID,), (QUARANTINE_VIOLATIONS, QUARANTINE_AT)),
+}
+
+
+def _check_layout(schema: T.StructType, target: SparkTarget) -> None:
+    required, forbidden = _LAYOUT[target.kind]
+    names = {name.lower() for name in schema.names}
+    missing = [c for c in required if c.lower() not in names]
+    extra = [c for c in forbidden if c.lower() in names]
+    if missing or extra:
+        reason = f"it has no {', '.join(missing)} column" if missing else f"it has {', '.join(extra)}"
+        raise SinkError(
+            f"{target} exists but is not a {target.kind} table ({reason}); "
+            "give each sink (results, quarantine, valid) its own table",
+            target=target.text,
+        )
+
+
+def _write_run_rows(
+    spark: SparkSession,
+    out: DataFrame,
+    resolved: SparkTarget,
+    *,
+    run_id: str,
+    max_attempts: int,
+    partition_by: Sequence[str] | None,
+) -> int:
+    """Replace the rows of ``run_id`` in a quarantine/valid table by ``out``; rows written."""
+    token = delta_commits.commit_token(resolved.kind, run_id)
+
+    def attempt(_: int) -> None:
+        if not resolved.exists(spark):
+            # An empty first commit, so concurrent creators race on Delta's version 0 (see create_if_missing).
+            resolved.create_if_missing(spark, out.schema, tuple(partition_by or ()))
+        # Also after creating: a concurrent creator of another kind of table may have won.
+        _check_layout(resolved.read(spark).schema, resolved)
+        try:
+            if resolved.run_absent(QUARANTINE_RUN_ID, run_id):
+                append_rows(out, resolved, token=token, merge_schema=True)
+            else:
+                replace_run_rows(
+                    out,
+                    resolved,
+                    run_column=QUARANTINE_RUN_ID,
+                    run_id=run_id,
+                    token=token,
+                    merge_schema=True,
+                )
+        except PySparkException as exc:
+            if "DELTA_FAILED_TO_MERGE_FIELDS" not in str(exc):
+                raise
+            conflicts = _type_conflicts(resolved.read(spark).schema, out.schema)
+            raise SinkError(
+                f"{resolved}: this run's columns cannot be merged into the table's schema: "
+                + ("; ".join(conflicts) or first_line(exc))
+                + " (cast the column, or use a separate table for this dataset)",
+                target=resolved.text,
+            ) from exc
+
+    with_retries(attempt, resolved, max_attempts)
+    rows = rows_committed(spark, resolved, token)
+    if rows is None:
+        # Commit metrics disabled (spark.databricks.delta.history.metricsEnabled=false): count.
+        rows = resolved.read(spark).where(F.col(QUARANTINE_RUN_ID) == F.lit(run_id)).count()
+    log.info("%s: wrote %d rows of run %s", resolved, rows, run_id)
+    return rows
+
+
+def _run_has_rows(spark: SparkSession, resolved: SparkTarget, run_id: str) -> bool:
+    """Whether the table holds any row of ``run_id``: a one-column read that stops at the first row.
+
+    Delta skips every file whose ``_dq_run_id`` min/max statistics exclude the run, and Parquet
+    skips row groups the same way, so this costs a metadata lookup plus (at most) the files of that
+    run — not a scan of the table.
+    """
+    probe = resolved.read(spark).select(QUARANTINE_RUN_ID).where(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
+    return bool(probe.limit(1).collect())
+
+
+def clear_run_rows(
+    spark: SparkSession,
+    target: str,
+    *,
+    kind: str,
+    run_id: str,
+    max_attempts: int = 8,
+) -> bool:
+    """Make a quarantine/valid table hold no row of ``run_id``, committing only when it held some.
+
+    The write path of a run with nothing to set aside: the common case writes nothing and commits
+    nothing (no table is created, no empty version added), while the retry of an attempt that did
+    set rows aside still removes them in one Delta commit — the same end state as writing an empty
+    frame with :func:`write_quarantine`, minus the commit. Returns True when rows were removed.
+
+    Example::
+
+        removed = clear_run_rows(spark, "/data/dq/quarantine/orders", kind="quarantine", run_id=run_id)
+    """
+    if kind not in _LAYOUT:
+        raise ValueError(f"kind must be one of {', '.join(_LAYOUT)}, got {kind!r}")
+    resolved = resolve_target(target, kind)
+    check_run_id(run_id, str(resolved))
+    check_attempts(max_attempts)
+    if not resolved.exists(spark):
+        return False
+    _check_layout(resolved.read(spark).schema, resolved)
+    if resolved.run_absent(QUARANTINE_RUN_ID, run_id) or not _run_has_rows(spark, resolved, run_id):
+        return False
+
+    def attempt(_: int) -> None:
+        resolved.delta_table(spark).delete(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
+
+    with_retries(attempt, resolved, max_attempts)
+    log.info("%s: removed the rows of an earlier attempt of run %s", resolved, run_id)
+    return True
+
+
+def write_quarantine(
+    spark: SparkSession,
+    quarantined_df: DataFrame,
+    target: str,
+    *,
+    run_id: str,
+    quarantined_at: dt.datetime | str | None = None,
+    max_attempts: int = 8,
+    partition_by: Sequence[str] | None = None,
+) -> int:
+    """Write the quarantined rows of one run to the Delta quarantine table; returns rows written.
+
+    ``quarantined_df`` is the quarantined side of :func:`split_annotated` (input columns plus
+    ``_dq_violations``). The table gets the input's columns, then ``_dq_run_id``,
+    ``_dq_violations`` (normalised to the fixed struct of five strings) and
+    ``_dq_quarantined_at`` (``quarantined_at``, default now; naive means UTC). Rows of other runs
+    stay; the rows of ``run_id`` from an earlier attempt are replaced in the same commit — also
+    when this run quarantines nothing. New input columns are added to the table (see the module
+    docstring). The count comes from the Delta commit's metrics, not from a second scan.
+
+    Example::
+
+        valid, quarantined = split_annotated(annotated)
+        n = write_quarantine(spark, quarantined, "/data/dq/quarantine/orders", run_id=run_id)
+    """
+    resolved = resolve_target(target, "quarantine")
+    check_run_id(run_id, str(resolved))
+    check_attempts(max_attempts)
+    _violations_field(quarantined_df, str(resolved))
+    _reject_reserved(quarantined_df, resolved, (QUARANTINE_RUN_ID, QUARANTINE_AT))
+    stamp = utcnow() if quarantined_at is None else parse_time(quarantined_at)
+    if stamp is None:
+        raise ValueError(f"quarantined_at must be a time, got {quarantined_at!r}")
+    micros = to_epoch_micros(stamp)
+    violations = _normalised_violations(QUARANTINE_VIOLATIONS)
+    input_columns = [F.col(quote_identifier(c)) for c in quarantined_df.columns if c != QUARANTINE_VIOLATIONS]
+    out = quarantined_df.select(
+        *input_columns,
+        F.lit(run_id).alias(QUARANTINE_RUN_ID),
+        violations.alias(QUARANTINE_VIOLATIONS),
+        F.timestamp_micros(F.lit(micros)).alias(QUARANTINE_AT),
+    )
+    return _write_run_rows(spark, out, resolved, run_id=run_id, max_attempts=max_attempts, partition_by=partition_by)
+
+
+def write_valid(
+    spark: SparkSession,
+    valid_df: DataFrame,
+    target: str,
+    *,
+    run_id: str,
+    max_attempts: int = 8,
+    partition_by: Sequence[str] | None = None,
+) -> int:
+    """Write the valid rows of one run to a Delta table; returns rows written.
+
+    The table carries the input's columns plus ``_dq_run_id``: that column is what lets a
+    retried run replace the rows its earlier attempt published instead of adding them twice
+    (the same one-commit ``replaceWhere`` as the other sinks), then ``_dq_flags``: the flags of
+    the valid side of :func:`split_annotated` (a ``_dq_violations`` column of flag-only rows is
+    read as the flags; a DataFrame with neither gets NULL flags). ``partition_by`` applies when
+    the table is created.
+
+    Example::
+
+        valid, quarantined = split_annotated(annotated)
+        n = write_valid(spark, valid, "/data/silver/orders_valid", run_id=run_id,
+                        partition_by=["order_date"])
+    """
+    resolved = resolve_target(target, "valid")
+    check_run_id(run_id, str(resolved))
+    check_attempts(max_attempts)
+    if QUARANTINE_VIOLATIONS in valid_df.columns:
+        valid_df = valid_df.drop(VALID_FLAGS).withColumnRenamed(QUARANTINE_VIOLATIONS, VALID_FLAGS)
+    if VALID_FLAGS in valid_df.columns:
+        _violations_field(valid_df, str(resolved), VALID_FLAGS)
+        flags = _normalised_violations(VALID_FLAGS)
+    else:
+        flags = F.lit(None).cast(T.ArrayType(T.StructType(
+            [T.StructField(field, T.StringType(), True) for field in VIOLATION_FIELDS]), True))
+    _reject_reserved(valid_df, resolved, (QUARANTINE_RUN_ID,))
+    out = valid_df.select(*[F.col(quote_identifier(c)) for c in valid_df.columns if c != VALID_FLAGS],
+                          F.lit(run_id).alias(QUARANTINE_RUN_ID), flags.alias(VALID_FLAGS))
+    return _write_run_rows(spark, out, resolved, run_id=run_id, max_attempts=max_attempts, partition_by=partition_by)

@@ -1,0 +1,101 @@
+"""The results store inside a Spark job: :class:`SparkResultsStore`, the Spark twin of ``DeltaResultsStore``.
+
+The job writes through Spark's Delta (catalog table names, a schema to evolve, a retry's
+``replaceWhere``, object stores configured in the session) with delta-rs fast paths where they are
+safe; it reads local tables with delta-rs (no Spark job) and everything else with Spark. Each
+method delegates to the one module-level implementation:
+
+=====================  ==========================================================================
+``write_run``          :func:`~airflow_dq_contracts.store.spark_results.write_results`, then
+                       :func:`~airflow_dq_contracts.store.spark_results.committed_version`
+``read_run``           :class:`~airflow_dq_contracts.store.results_store.DeltaResultsStore` (local
+                       paths) or :func:`~airflow_dq_contracts.store.spark_results.read_results`
+``read_history``       :func:`~airflow_dq_contracts.store.spark_history.load_history`
+``upsert_registry``    :func:`~airflow_dq_contracts.store.registry_sink.write_registry`
+``read_registry``      :func:`~airflow_dq_contracts.store.registry.read_registry` (local paths) or
+                       :func:`~airflow_dq_contracts.store.registry_sink.read_registry`
+``committed_version``  :func:`~airflow_dq_contracts.store.spark_results.committed_version`
+=====================  ==========================================================================
+
+Example::
+
+    store = SparkResultsStore(spark, "/wh/dq_results")
+    version = store.write_run(result.checks, result.run_id)
+    checks = store.read_run(result.run_id, contract_name="orders", version=version)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from airflow_dq_contracts.results import CheckResult
+from airflow_dq_contracts.store import registry, registry_sink, spark_results
+from airflow_dq_contracts.store.base import ResultsStore
+from airflow_dq_contracts.store.delta import is_path
+from airflow_dq_contracts.store.results_store import DeltaResultsStore
+from airflow_dq_contracts.store.spark_history import load_history
+
+__all__ = ["SparkResultsStore"]
+
+
+def _local(target: str) -> bool:
+    """A path on this machine's filesystem (delta-rs reads it without the session's credentials)."""
+    text = target.strip()
+    return is_path(text) and ("://" not in text or text.startswith("file:"))
+
+
+class SparkResultsStore(ResultsStore):
+    """The results table ``results_table`` (path, URI or catalog name) and its registry, through ``spark``.
+
+    Example::
+
+        store = SparkResultsStore(spark, "dq.results")
+        store.upsert_registry(registry_row(contract, ...))
+        store.write_run(result.checks, result.run_id)
+    """
+
+    def __init__(self, spark: SparkSession, results_table: str) -> None:
+        self.spark = spark
+        self.results_table = results_table
+        #: The registry table beside the results (see :func:`~airflow_dq_contracts.store.registry.registry_table_for`).
+        self.registry_table = registry.registry_table_for(results_table)
+
+    def __repr__(self) -> str:
+        return f"SparkResultsStore({self.results_table!r})"
+
+    def write_run(self, records: Sequence[CheckResult], run_id: str) -> int | None:
+        """Append a new run's rows, replace a retried run's; the version of that commit (None: unknown)."""
+        spark_results.write_results(self.spark, records, self.results_table, run_id=run_id)
+        return spark_results.committed_version(self.spark, self.results_table)
+
+    def read_run(self, run_id: str, *, contract_name: str | None = None,
+                 version: int | None = None) -> list[CheckResult]:
+        """One run's rows, ordered by contract and check id (a local table is read by delta-rs)."""
+        if _local(self.results_table):
+            return DeltaResultsStore(self.results_table).read_run(run_id, contract_name=contract_name,
+                                                                  version=version)
+        records = spark_results.read_results(self.spark, self.results_table, run_id)
+        return [r for r in records if contract_name is None or r.contract_name == contract_name]
+
+    def read_history(self, contract_name: str, *, since: dt.datetime | None = None,
+                     until: dt.datetime | None = None, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Rows of ``contract_name`` with ``since ≤ reference_time ≤ until`` (a missing table: none)."""
+        return load_history(self.spark, self.results_table, contract_name, since, until, columns=columns)
+
+    def upsert_registry(self, row: Mapping[str, Any]) -> None:
+        """Insert or merge the registry row of ``(contract_name, contract_version)``."""
+        registry_sink.write_registry(self.spark, row, self.registry_table)
+
+    def read_registry(self, contract_name: str, contract_version: str | None = None) -> dict[str, Any] | None:
+        """A contract's registry row (one version, or the most recently run one); None when absent."""
+        if _local(self.registry_table):
+            return registry.read_registry(self.registry_table, contract_name, contract_version)
+        return registry_sink.read_registry(self.spark, self.registry_table, contract_name, contract_version)
+
+    def committed_version(self) -> int | None:
+        """The results table's version as this session last committed or read it (None when unknown)."""
+        return spark_results.committed_version(self.spark, self.results_table)

@@ -1,0 +1,483 @@
+"""Spark's side of the store's tables: targets, safe creation, one-commit writes and conflict retries.
+
+The machinery every Spark write of the store shares (results, registry, quarantine and valid rows):
+
+* :func:`resolve_target` — a path/URI or a catalog name as a :class:`SparkTarget`, which can tell
+  whether its Delta table exists (:meth:`SparkTarget.exists`, waiting out a table another writer is
+  creating) and create it with an empty first commit (:meth:`SparkTarget.create_if_missing`).
+* :func:`append_rows`, :func:`replace_where`, :func:`replace_run_rows` — one Delta commit each: a
+  plain append, or a ``replaceWhere`` that deletes the matching rows and adds the new ones atomically.
+* :func:`with_retries` — runs an attempt until it commits; Delta commit conflicts
+  (:func:`is_conflict`) are retried with jittered exponential backoff, a table being created by
+  another writer is waited for by time (:data:`CREATION_WAIT_SECONDS`); failures are
+  :class:`SinkError` naming the table.
+* :func:`rows_committed` — the row count of a tagged commit, from its metrics.
+
+Concurrency: Delta uses optimistic concurrency. Appends of new runs do not conflict with each
+other; a *replacing* write (a retry) conflicts with any commit that added files to the table while
+it ran (its ``replaceWhere`` read the whole table). A missing table is created with an empty first
+commit, so any number of writers creating it race only on Delta's put-if-absent of version 0; the
+losers retry, refresh the JVM's cached Delta log of the path (a stale one keeps saying "no table")
+and find the winner's table.
+
+Example::
+
+    target = resolve_target("/data/dq/quarantine/orders", "quarantine")
+    with_retries(lambda attempt: append_rows(frame, target, token=None, merge_schema=True), target, 8)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from delta.tables import DeltaTable
+from py4j.protocol import Py4JError
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from airflow_dq_contracts.store import delta_commits
+from airflow_dq_contracts.store.delta import StoreError, is_path
+
+__all__ = [
+    "CONFLICT_MARKERS", "CREATION_WAIT_SECONDS", "RETRY_BASE_SECONDS", "RETRY_MAX_SECONDS", "SPARK_TYPES",
+    "NotDeltaTable", "SinkError", "SparkTarget", "append_rows", "check_attempts", "check_run_id", "first_line",
+    "forget_cached_log", "is_conflict", "nullable_type", "path_state", "quote_identifier", "replace_run_rows",
+    "replace_where", "resolve_target", "rows_committed", "spark_sql_string", "with_retries",
+]
+
+log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+SPARK_TYPES: dict[str, T.DataType] = {
+    "string": T.StringType(),
+    "double": T.DoubleType(),
+    "boolean": T.BooleanType(),
+    "bigint": T.LongType(),
+    "timestamp": T.TimestampType(),
+    "array<string>": T.ArrayType(T.StringType(), True),
+}
+
+#: Delta's strict check of a path (it asks the JVM's cached log of the path, see :meth:`SparkTarget.exists`).
+is_delta_path = DeltaTable.isDeltaTable
+
+# Backoff between conflicting commits: 0.2 s, 0.4 s, 0.8 s … capped at 5 s, each drawn uniformly
+# from [half, full] so that writers which collided once do not collide again in lockstep.
+RETRY_BASE_SECONDS = 0.2
+RETRY_MAX_SECONDS = 5.0
+
+# Delta's commit-conflict errors. The Python classes exist only when the ``delta`` package has
+# patched PySpark's error conversion, so the error classes / Java names in the message are
+# matched too (e.g. inside spark-submit on a cluster).
+CONFLICT_MARKERS = (
+    "DELTA_CONCURRENT_",
+    "DELTA_PROTOCOL_CHANGED",
+    "DELTA_METADATA_CHANGED",
+    "DeltaConcurrentModificationException",
+    "ConcurrentAppendException",
+    "ConcurrentDeleteReadException",
+    "ConcurrentDeleteDeleteException",
+    "ConcurrentTransactionException",
+    "ConcurrentWriteException",
+    "MetadataChangedException",
+    "ProtocolChangedException",
+    # Two writers creating the same path table: the loser can see the winner's data files before
+    # its first commit lands ("… is not empty and also not a Delta table"); the next attempt finds
+    # a Delta table.
+    "is not empty and also not a Delta table",
+    # Two writers creating the same catalog table: the loser sees it exist on the next attempt.
+    "TABLE_OR_VIEW_ALREADY_EXISTS",
+    "TableAlreadyExistsException",
+)
+
+
+class SinkError(StoreError, RuntimeError):
+    """A Delta sink could not be written or read; the message names the table and the reason.
+
+    ``target`` (also ``location``) is the table as given, ``attempts`` how many commits were tried
+    (0 when the failure came before any commit). One of the store's errors
+    (:class:`~airflow_dq_contracts.store.delta.StoreError`).
+
+    Example::
+
+        try:
+            write_results(spark, checks, "/data/dq/results", run_id=run_id)
+        except SinkError as exc:
+            print(exc)   # results table '/data/dq/results': gave up after 8 attempts …
+    """
+
+    def __init__(self, message: str, *, target: str | None = None, attempts: int = 0) -> None:
+        super().__init__(message, target)
+        self.target = target
+        self.attempts = attempts
+
+
+# --------------------------------------------------------------------------------------------
+# Targets
+
+
+@dataclasses.dataclass(frozen=True)
+class SparkTarget:
+    """A resolved sink target: exactly one of ``path`` / ``name`` is set."""
+
+    text: str
+    kind: str  # "results" | "quarantine" | "valid" | "registry", for messages
+    path: str | None = None
+    name: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind} table {self.text!r}"
+
+    @property
+    def table_name(self) -> str:
+        """The catalog name of a target that is not a path."""
+        if self.name is None:
+            raise SinkError(f"{self}: a path, not a catalog table name", target=self.text)
+        return self.name
+
+    def delta_table(self, spark: SparkSession) -> DeltaTable:
+        """Spark's handle on the (existing) Delta table, for deletes and its history."""
+        if self.path is not None:
+            return DeltaTable.forPath(spark, self.path)
+        return DeltaTable.forName(spark, self.table_name)
+
+    def read(self, spark: SparkSession) -> DataFrame:
+        """The table's current rows."""
+        if self.path is not None:
+            return spark.read.format("delta").load(self.path)
+        return spark.read.table(self.table_name)
+
+    def exists(self, spark: SparkSession) -> bool:
+        """True for an existing Delta table; SinkError if something else is in the way.
+
+        A path that holds a ``_delta_log`` folder but no readable commit yet is a table another
+        writer is creating right now: :class:`NotDeltaTable`, which the write waits out (by time).
+        """
+        if self.path is not None:
+            if is_delta_path(spark, self.path):
+                return True
+            state = path_state(spark, self.path)
+            if state == "missing":
+                return False
+            # Delta caches one DeltaLog per path in the JVM, and its strict isDeltaTable asks the
+            # cached snapshot, which is never refreshed: a log first looked at before another
+            # writer's version 0 landed says "no table" for good. Drop it and look again.
+            forget_cached_log(spark, self.path)
+            if is_delta_path(spark, self.path):
+                return True
+            if state == "delta_log":
+                raise NotDeltaTable(f"{self}: {self.path} has a _delta_log but no commit yet (being created?)",
+                                    target=self.text)
+            # Writing a Delta log over a folder of other files would silently bury them.
+            raise SinkError(f"{self}: {self.path} exists but is not a Delta table", target=self.text)
+        if not spark.catalog.tableExists(self.table_name):
+            return False
+        try:
+            DeltaTable.forName(spark, self.table_name)
+        except PySparkException as exc:
+            raise SinkError(f"{self}: the catalog table exists but is not a Delta table", target=self.text) from exc
+        return True
+
+    def create_if_missing(self, spark: SparkSession, schema: T.StructType, partition_by: Sequence[str] = (),
+                          comment: str | None = None) -> None:
+        """Create the table with an empty first commit (metadata only) unless it exists.
+
+        Creating it with the first *write* would put data files in the folder before its log, and a
+        second writer would find "a non-empty folder that is not a Delta table". An empty version 0
+        leaves the race to Delta's put-if-absent on ``00000000000000000000.json``: one writer wins,
+        the others get a commit conflict, retried, and then find the table.
+        """
+        builder = DeltaTable.createIfNotExists(spark)
+        builder = builder.location(self.path) if self.path is not None else builder.tableName(self.table_name)
+        builder = builder.addColumns(nullable_type(schema))
+        if partition_by:
+            builder = builder.partitionedBy(*partition_by)
+        if comment:
+            builder = builder.comment(comment)
+        try:
+            builder.execute()
+        except (PySparkException, Py4JError) as exc:
+            if is_conflict(exc) or self.path is None or path_state(spark, self.path) != "delta_log":
+                raise
+            # Another writer's version 0 landed while this one was creating: Delta then fails the
+            # loser with whatever its (stale, cached) log says, e.g. [DELTA_TABLE_NOT_FOUND]. Drop
+            # the cached log and let the retry loop look again (waiting by time, not attempts).
+            forget_cached_log(spark, self.path)
+            raise NotDeltaTable(f"{self}: created by another writer meanwhile ({first_line(exc, 200)})",
+                                target=self.text) from exc
+
+    def run_absent(self, run_column: str, run_id: str) -> bool:
+        """True only when the table certainly holds no row of ``run_id`` (read by delta-rs on the driver).
+
+        False — replace, which is always correct — for a catalog name and whenever delta-rs cannot
+        tell (see :func:`airflow_dq_contracts.store.delta_commits.run_absent`).
+        """
+        return delta_commits.run_absent(self.path, run_column, run_id)
+
+
+def nullable_type(data_type: T.DataType) -> Any:
+    """``data_type`` with every field nullable, as a table created by a first write would have it."""
+    if isinstance(data_type, T.StructType):
+        return T.StructType([T.StructField(f.name, nullable_type(f.dataType), True, f.metadata) for f in data_type.fields])
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(nullable_type(data_type.elementType), True)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(nullable_type(data_type.keyType), nullable_type(data_type.valueType), True)
+    return data_type
+
+
+def resolve_target(target: str, kind: str) -> SparkTarget:
+    """``target`` (a path/URI, ``~`` expanded, or a catalog table name) as a :class:`SparkTarget` of ``kind``.
+
+    >>> resolve_target("dq.results", "results").name, str(resolve_target("/wh/r", "results"))
+    ('dq.results', "results table '/wh/r'")
+    """
+    if not isinstance(target, str) or not target.strip():
+        raise SinkError(f"{kind} table: expected a path or a table name, got {target!r}", target=str(target))
+    text = target.strip()
+    if is_path(text):
+        return SparkTarget(text=text, kind=kind, path=os.path.expanduser(text) if text.startswith("~") else text)
+    return SparkTarget(text=text, kind=kind, name=text)
+
+
+def path_state(spark: SparkSession, path: str) -> str:
+    """``missing``, ``delta_log`` (a ``_delta_log`` folder is there) or ``other`` content at ``path``.
+
+    Any Hadoop filesystem (local, s3a, abfss, hdfs).
+    """
+    try:
+        context: Any = spark.sparkContext  # py4j internals, untyped (or typed Optional) by pyspark
+        jvm = context._jvm
+        hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+        fs = hadoop_path.getFileSystem(context._jsc.hadoopConfiguration())
+        if not fs.exists(hadoop_path):
+            return "missing"
+        if fs.getFileStatus(hadoop_path).isFile():
+            return "other"
+        if fs.exists(jvm.org.apache.hadoop.fs.Path(hadoop_path, "_delta_log")):
+            return "delta_log"
+        return "other" if len(fs.listStatus(hadoop_path)) > 0 else "missing"
+    except (Py4JError, AttributeError):
+        # No JVM gateway (e.g. Spark Connect): let Delta decide on write.
+        return "missing"
+
+
+def forget_cached_log(spark: SparkSession, path: str) -> None:
+    """Drop the JVM's cached ``DeltaLog`` of ``path``, so the next look reads the log from storage."""
+    try:
+        session: Any = spark  # py4j internals, untyped (or typed Optional) by pyspark
+        jvm = session.sparkContext._jvm
+        jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(session._jsparkSession, jvm.org.apache.hadoop.fs.Path(path))
+    except (Py4JError, AttributeError):
+        pass  # no JVM gateway (Spark Connect): nothing cached on this side
+
+
+def quote_identifier(name: str) -> str:
+    """A column name as a Spark SQL identifier (dots, spaces and backticks included)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def spark_sql_string(value: str) -> str:
+    """A single-quoted Spark SQL string literal (backslash escapes, Spark's default parser).
+
+    >>> spark_sql_string("it's a \\\\ test")
+    "'it\\\\'s a \\\\\\\\ test'"
+    """
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def check_run_id(run_id: Any, target: str) -> str:
+    """``run_id`` when it is a non-empty string, else :class:`SinkError` naming ``target``."""
+    if not isinstance(run_id, str) or not run_id:
+        raise SinkError(f"{target}: run_id must be a non-empty string, got {run_id!r}", target=target)
+    return run_id
+
+
+def check_attempts(max_attempts: Any) -> int:
+    """``max_attempts`` when it is an integer ≥ 1, else ValueError."""
+    if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
+    return max_attempts
+
+
+# --------------------------------------------------------------------------------------------
+# Retries
+
+
+def first_line(exc: BaseException, limit: int = 400) -> str:
+    """The first line of ``exc``'s message (its class name when empty), cut at ``limit`` characters.
+
+    >>> first_line(ValueError("bad\\nmore")), first_line(KeyError())
+    ('bad', 'KeyError')
+    """
+    text = str(exc).strip().splitlines()
+    line = text[0] if text else type(exc).__name__
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Delta commit conflict (worth retrying), by class or by error text.
+
+    Example::
+
+        try:
+            df.write.format("delta").mode("append").save(path)
+        except Exception as exc:
+            retry = is_conflict(exc)
+    """
+    try:
+        import delta.exceptions as delta_exc
+
+        conflict_types: tuple[type, ...] = (
+            delta_exc.DeltaConcurrentModificationException,
+            delta_exc.ConcurrentWriteException,
+            delta_exc.MetadataChangedException,
+            delta_exc.ProtocolChangedException,
+            delta_exc.ConcurrentAppendException,
+            delta_exc.ConcurrentDeleteReadException,
+            delta_exc.ConcurrentDeleteDeleteException,
+            delta_exc.ConcurrentTransactionException,
+        )
+        if isinstance(exc, conflict_types):
+            return True
+    except ImportError:  # pragma: no cover - delta-spark is a dependency
+        pass
+    text = str(exc)[:4000]
+    return any(marker in text for marker in CONFLICT_MARKERS)
+
+
+class NotDeltaTable(SinkError):
+    """A ``_delta_log`` folder without a commit yet where a table should be: another writer creating it."""
+
+
+#: How long a write waits for a table another writer is creating (its ``_delta_log`` is there, its
+#: first commit not yet readable) before it gives up. By time, not by a number of looks: on a
+#: loaded worker the other writer's commit can take seconds.
+CREATION_WAIT_SECONDS = 120.0
+
+
+def with_retries(action: Callable[[int], _T], target: SparkTarget, max_attempts: int) -> _T:
+    """Run ``action(attempt)`` until it commits; retry Delta conflicts with jittered backoff.
+
+    Waiting for a table that another writer is creating does not use up attempts: it is bounded by
+    :data:`CREATION_WAIT_SECONDS` instead.
+    """
+    last: BaseException | None = None
+    attempt = 1
+    creation_deadline: float | None = None
+    while attempt <= max_attempts:
+        try:
+            return action(attempt)
+        except NotDeltaTable:
+            now = time.monotonic()
+            creation_deadline = creation_deadline or now + CREATION_WAIT_SECONDS
+            if now >= creation_deadline:
+                raise
+            time.sleep(random.uniform(RETRY_BASE_SECONDS, 2 * RETRY_BASE_SECONDS))
+            continue
+        except SinkError:
+            raise
+        except (PySparkException, Py4JError) as exc:
+            if not is_conflict(exc):
+                raise SinkError(f"{target}: write failed: {first_line(exc)}", target=target.text, attempts=attempt) from exc
+            last = exc
+            if attempt == max_attempts:
+                break
+            delay = min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2 ** (attempt - 1))
+            delay = random.uniform(delay / 2, delay)
+            log.warning(
+                "%s: concurrent commit conflict on attempt %d/%d, retrying in %.2fs: %s",
+                target, attempt, max_attempts, delay, first_line(exc, 200),
+            )
+            time.sleep(delay)
+            attempt += 1
+    assert last is not None
+    raise SinkError(
+        f"{target}: gave up after {max_attempts} attempt{'s' if max_attempts != 1 else ''}: "
+        f"concurrent Delta commits kept conflicting with this write (last error: {first_line(last)}); "
+        "retry the task, or raise max_attempts",
+        target=target.text,
+        attempts=max_attempts,
+    ) from last
+
+
+def replace_run_rows(
+    df: DataFrame,
+    target: SparkTarget,
+    *,
+    run_column: str,
+    run_id: str,
+    token: str,
+    merge_schema: bool,
+    partition_by: Sequence[str] = (),
+) -> None:
+    """One commit: delete the rows of ``run_id``, add ``df`` (creating the table if missing).
+
+    ``run_column`` is one of our fixed, plain column names, so it needs no quoting (and the
+    predicate reads naturally in the table history).
+    """
+    replace_where(df, target, f"{run_column} = {spark_sql_string(run_id)}", token=token,
+                  merge_schema=merge_schema, partition_by=partition_by)
+
+
+def replace_where(
+    df: DataFrame,
+    target: SparkTarget,
+    predicate: str,
+    *,
+    token: str | None = None,
+    merge_schema: bool = False,
+    partition_by: Sequence[str] = (),
+) -> None:
+    """One commit that replaces the rows matching the SQL ``predicate`` by ``df`` (which must match it).
+
+    ``token`` tags the commit (``userMetadata``) so it can be found in the history.
+    """
+    writer = df.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
+    if token is not None:
+        writer = writer.option("userMetadata", token)
+    if merge_schema:
+        writer = writer.option("mergeSchema", "true")
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    if target.path is not None:
+        writer.save(target.path)
+    else:
+        writer.saveAsTable(target.table_name)
+
+
+def append_rows(df: DataFrame, target: SparkTarget, *, token: str | None, merge_schema: bool) -> None:
+    """One plain append commit of ``df`` (tagged ``token``): a run's first write, see :meth:`SparkTarget.run_absent`."""
+    writer = df.write.format("delta").mode("append")
+    if token is not None:
+        writer = writer.option("userMetadata", token)
+    if merge_schema:
+        writer = writer.option("mergeSchema", "true")
+    if target.path is not None:
+        writer.save(target.path)
+    else:
+        writer.saveAsTable(target.table_name)
+
+
+def rows_committed(spark: SparkSession, target: SparkTarget, token: str) -> int | None:
+    """``numOutputRows`` of the commit tagged ``token`` (None if metrics are unavailable)."""
+    table = target.delta_table(spark)
+    # Our commit is normally the newest or nearly; only under heavy concurrency look further back.
+    # (history() reads the commit files eagerly, hence the bounded first look.)
+    for limit in (25, None):
+        history = table.history(limit) if limit is not None else table.history()
+        rows = history.where(F.col("userMetadata") == F.lit(token)).select("operationMetrics").limit(1).collect()
+        if rows:
+            metrics = rows[0]["operationMetrics"] or {}
+            value = metrics.get("numOutputRows")
+            return int(value) if value is not None else None
+    return None
+
