@@ -1,0 +1,391 @@
+"""One run's settings as one value: :class:`RunSpec` — built once at the edge, read once by the job.
+
+The operator and ``dq-contracts run`` each build a ``RunSpec`` (:meth:`RunSpec.for_contract`: the
+dataset defaults from the contract, the reference time normalised, everything checked against the
+contract *once*); it crosses ``spark-submit`` as **one** argument (:meth:`RunSpec.job_arguments`:
+base64 JSON, or a JSON file shipped with ``--files`` when large) and the job reads it back
+(:meth:`RunSpec.from_argument`, :meth:`RunSpec.from_json`) and hands it to the runner. Nothing
+downstream re-parses a setting: references are structured (:class:`ReferenceOverride`), and the
+``NAME=PATH[:FORMAT]`` text of the command line is parsed only at the CLI edge
+(:func:`parse_reference_override`).
+
+Plain Python: imports the contract model and the time module, never Spark or Airflow.
+
+Example:
+
+>>> from airflow_dq_contracts.contract import load_contract
+>>> contract = load_contract({"name": "orders", "dataset": {"path": "/data/orders", "format": "parquet"},
+...                           "references": {"customers": {"path": "/dim/customers"}}})
+>>> spec = RunSpec.for_contract(contract, run_id="dq-1", reference_time="2024-05-02 00:00:00+02:00",
+...                             references={"customers": ReferenceOverride("/dim/v2", "delta")})
+>>> spec.dataset, spec.input_format, spec.reference_time
+('/data/orders', 'parquet', '2024-05-01T22:00:00Z')
+>>> RunSpec.from_json(spec.to_json()) == spec
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from airflow_dq_contracts.contract.model import DATASET_FORMATS, Contract, Reference
+from airflow_dq_contracts.timeutil import format_time, parse_time
+
+#: The version of :meth:`RunSpec.to_json`'s document; a reader refuses any other.
+SPEC_VERSION = 1
+#: The job's option carrying the spec inline (base64 of its JSON).
+SPEC_OPTION = "--spec"
+#: The job's option naming a spec file (a path the driver reads, or a file shipped with ``--files``).
+SPEC_FILE_OPTION = "--spec-file"
+#: Specs up to this many encoded bytes travel inline; a single argv string is capped at 128 KiB on Linux.
+MAX_INLINE_BYTES = 64 * 1024
+
+_TEXT_FIELDS = (
+    "contract_text", "contract_origin", "input_path", "table", "input_format", "filter", "reference_time",
+    "run_id", "results_table", "quarantine_table", "valid_table", "dag_id", "task_id", "airflow_run_id",
+    "summary_out", "markers_out",
+)
+
+
+class RunSpecError(ValueError):
+    """A run that cannot be described: the one error of :mod:`runspec` (and of the runner's arguments).
+
+    ``field`` names the setting at fault (``reference_time``, ``references``, ``dataset``…) when
+    there is one, so each edge can say it in its own words (``--reference-time``, ``reference_time=``);
+    ``reason`` is the message without it.
+
+    >>> str(RunSpecError("not an ISO-8601 time: 'x'", field="reference_time"))
+    "reference_time: not an ISO-8601 time: 'x'"
+    """
+
+    def __init__(self, reason: str, *, field: str | None = None) -> None:
+        super().__init__(f"{field}: {reason}" if field else reason)
+        self.reason = reason
+        self.field = field
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceOverride:
+    """Where to read one of the contract's ``references:`` for this run (``format`` None: the declared one).
+
+    >>> ReferenceOverride.parse("s3://bucket/dim/customers:parquet")
+    ReferenceOverride(path='s3://bucket/dim/customers', format='parquet')
+    >>> ReferenceOverride.parse("/data/x:y")
+    ReferenceOverride(path='/data/x:y', format=None)
+    """
+
+    path: str
+    format: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.path, str) or not self.path.strip():
+            raise RunSpecError(f"a reference needs a path, got {self.path!r}", field="references")
+        if self.format is not None:
+            if not isinstance(self.format, str) or self.format.lower() not in DATASET_FORMATS:
+                raise RunSpecError(f"unknown format {self.format!r} (one of {', '.join(DATASET_FORMATS)})",
+                                   field="references")
+            object.__setattr__(self, "format", self.format.lower())
+
+    @classmethod
+    def parse(cls, text: str) -> ReferenceOverride:
+        """``PATH[:FORMAT]`` — the text after the last ``:`` is a format only when it names one (URLs keep
+        their scheme). The operator's ``references=`` values are written this way."""
+        location = str(text).strip()
+        head, colon, tail = location.rpartition(":")
+        if colon and head and tail.lower() in DATASET_FORMATS:
+            return cls(head, tail.lower())
+        return cls(location)
+
+    def apply_to(self, declared: Reference) -> Reference:
+        """The declared reference read from here instead: its ``filter`` kept, its format unless one is given."""
+        return dataclasses.replace(declared, path=self.path, table=None, format=self.format or declared.format)
+
+
+def parse_reference_override(text: str) -> tuple[str, str, str | None]:
+    """``NAME=PATH[:FORMAT]`` (the command line's ``--reference``) → (name, path, format or None).
+
+    The one parser of that text: the CLI calls it, nothing downstream sees the string.
+
+    >>> parse_reference_override("customers=s3://bucket/dim/customers:parquet")
+    ('customers', 's3://bucket/dim/customers', 'parquet')
+    >>> parse_reference_override("customers=s3://bucket/dim/customers")
+    ('customers', 's3://bucket/dim/customers', None)
+    """
+    name, sep, location = text.partition("=")
+    if not sep or not name.strip() or not location.strip():
+        raise RunSpecError(f"--reference expects NAME=PATH[:FORMAT], got {text!r}")
+    override = ReferenceOverride.parse(location)
+    return name.strip(), override.path, override.format
+
+
+def normalise_reference_time(value: str | dt.datetime | None) -> str | None:
+    """An instant as ISO-8601 UTC with ``Z`` (naive = UTC); None or empty text → None.
+
+    >>> normalise_reference_time("2024-05-02"), normalise_reference_time(None)
+    ('2024-05-02T00:00:00Z', None)
+    """
+    try:
+        return format_time(parse_time(value))
+    except ValueError as exc:
+        raise RunSpecError(str(exc), field="reference_time") from None
+
+
+def dataset_source(
+    contract: Contract, input_path: str | None, table: str | None, input_format: str | None
+) -> tuple[str | None, str | None, str | None]:
+    """(path, table, format) a run reads: the given ones, else the contract's ``dataset``.
+
+    ``format`` may stay None (an input path without one: the reader's default applies).
+
+    >>> from airflow_dq_contracts.contract import load_contract
+    >>> dataset_source(load_contract({"name": "o", "dataset": {"table": "silver.orders"}}), None, None, None)[:2]
+    (None, 'silver.orders')
+    """
+    if input_path and table:
+        raise RunSpecError("give either an input path or a table, not both", field="dataset")
+    if input_path or table:
+        return input_path or None, table or None, input_format
+    declared = contract.dataset
+    if not declared.path and not declared.table:
+        raise RunSpecError(f"contract {contract.name!r} declares no dataset and none was given "
+                           "(an input path or a table)", field="dataset")
+    return declared.path, declared.table, input_format or declared.format
+
+
+class JobArguments(NamedTuple):
+    """What :meth:`RunSpec.job_arguments` hands the submitter: the job's arguments and files to ship."""
+
+    arguments: list[str]
+    files: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """Everything one contract run needs, as one immutable value (see the module docs).
+
+    * the contract: ``contract_text`` (YAML/JSON; None when the caller holds the loaded contract,
+      e.g. ``dq-contracts run`` and the Python API), ``contract_origin`` (the name errors are located
+      in) and ``policy`` (severity → action override applied when it is loaded);
+    * the dataset: ``input_path`` or ``table``, ``input_format``; ``filter`` (SQL predicate);
+    * ``references``: ``{name: ReferenceOverride}`` (kept as sorted pairs; see :attr:`reference_map`);
+    * ``reference_time`` (ISO-8601 ``Z`` text, normalised on construction), ``run_id``;
+    * the outputs: ``results_table``, ``quarantine_table``, ``valid_table``;
+    * Airflow's identity of the run: ``dag_id``, ``task_id``, ``airflow_run_id``;
+    * job options: ``summary_out`` (the summary JSON, driver-local), ``markers_out`` (marker lines).
+
+    Construction checks what needs no contract (types, input path xor table, formats, the reference
+    time); :meth:`validate` what needs one. Build through :meth:`for_contract` to do both.
+    """
+
+    contract_text: str | None = None
+    contract_origin: str = "<contract>"
+    policy: Mapping[str, Any] | None = dataclasses.field(default=None, hash=False)
+    input_path: str | None = None
+    table: str | None = None
+    input_format: str | None = None
+    filter: str | None = None
+    references: tuple[tuple[str, ReferenceOverride], ...] = ()
+    reference_time: str | None = None
+    run_id: str | None = None
+    results_table: str | None = None
+    quarantine_table: str | None = None
+    valid_table: str | None = None
+    dag_id: str | None = None
+    task_id: str | None = None
+    airflow_run_id: str | None = None
+    summary_out: str | None = None
+    markers_out: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in _TEXT_FIELDS:
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise RunSpecError(f"expected text, got {type(value).__name__} {value!r}", field=name)
+            if name not in ("contract_text", "contract_origin") and value is not None and not value.strip():
+                object.__setattr__(self, name, None)  # "" means "not given", as on the command line
+        if self.filter is not None:
+            object.__setattr__(self, "filter", self.filter.strip())
+        if self.contract_text is not None and "\n" not in self.contract_text:
+            # load_contract reads a single line as a file name: keep the text a document.
+            object.__setattr__(self, "contract_text", self.contract_text + "\n")
+        if self.policy is not None and not isinstance(self.policy, Mapping):
+            raise RunSpecError("must be a mapping (severity → action)", field="policy")
+        if self.input_path and self.table:
+            raise RunSpecError("give either an input path or a table, not both", field="dataset")
+        if self.input_format is not None:
+            if self.input_format.lower() not in DATASET_FORMATS:
+                raise RunSpecError(f"unknown format {self.input_format!r} (one of {', '.join(DATASET_FORMATS)})",
+                                   field="input_format")
+            object.__setattr__(self, "input_format", self.input_format.lower())
+        object.__setattr__(self, "references", _reference_pairs(self.references))
+        object.__setattr__(self, "reference_time", normalise_reference_time(self.reference_time))
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def for_contract(cls, contract: Contract, **settings: Any) -> RunSpec:
+        """The spec of a run of ``contract``: ``settings`` are the fields; the dataset defaults to the
+        contract's; checked once (:meth:`validate`). Raises :class:`RunSpecError`.
+
+        >>> from airflow_dq_contracts.contract import load_contract
+        >>> RunSpec.for_contract(load_contract({"name": "o"}))
+        Traceback (most recent call last):
+        ...
+        airflow_dq_contracts.runspec.RunSpecError: dataset: contract 'o' declares no dataset and none was given (an input path or a table)
+        """
+        spec = cls(**settings)
+        path, table, fmt = dataset_source(contract, spec.input_path, spec.table, spec.input_format)
+        spec = dataclasses.replace(spec, input_path=path, table=table, input_format=fmt)
+        spec.validate(contract)
+        return spec
+
+    def validate(self, contract: Contract) -> None:
+        """Check the spec against ``contract``: a dataset to read, references the contract declares.
+
+        The one place of these rules; each edge (operator, CLI, job) calls it once.
+
+        >>> from airflow_dq_contracts.contract import load_contract
+        >>> RunSpec(input_path="/d", references={"rwa": ReferenceOverride("/x")}).validate(load_contract({"name": "o"}))
+        Traceback (most recent call last):
+        ...
+        airflow_dq_contracts.runspec.RunSpecError: references: rwa, which the contract does not declare (declared: none)
+        """
+        dataset_source(contract, self.input_path, self.table, self.input_format)
+        unknown = sorted(set(self.reference_map) - set(contract.references))
+        if unknown:
+            declared = ", ".join(sorted(contract.references)) or "none"
+            raise RunSpecError(f"{', '.join(unknown)}, which the contract does not declare (declared: {declared})",
+                               field="references")
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def dataset(self) -> str | None:
+        """What the run checks: the table name or the input path (None before :meth:`for_contract`)."""
+        return self.table or self.input_path
+
+    @property
+    def reference_map(self) -> dict[str, ReferenceOverride]:
+        """The reference overrides by name."""
+        return dict(self.references)
+
+    def resolved_references(self, contract: Contract) -> dict[str, Reference]:
+        """The contract's references with this run's overrides applied (names checked by :meth:`validate`)."""
+        references = dict(contract.references)
+        for name, override in self.references:
+            references[name] = override.apply_to(references[name])
+        return references
+
+    # ------------------------------------------------------------------ JSON
+
+    def to_json(self) -> str:
+        """The spec as one JSON document: ``"version"`` first, then the fields that are set, in field order.
+
+        >>> RunSpec(run_id="r1", references={"c": ReferenceOverride("/x")}).to_json()
+        '{"version":1,"contract_origin":"<contract>","references":{"c":{"path":"/x","format":null}},"run_id":"r1"}'
+        """
+        document: dict[str, Any] = {"version": SPEC_VERSION}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name == "references":
+                value = {name: dataclasses.asdict(override) for name, override in self.references} or None
+            elif field.name == "policy" and value is not None:
+                value = dict(value)
+            if value is not None:
+                document[field.name] = value
+        return json.dumps(document, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> RunSpec:
+        """Inverse of :meth:`to_json`; strict: another version, an unknown key or a wrong type is refused.
+
+        >>> RunSpec.from_json('{"version":1,"maxx":1}')
+        Traceback (most recent call last):
+        ...
+        airflow_dq_contracts.runspec.RunSpecError: spec: unknown key(s) maxx
+        """
+        try:
+            document = json.loads(text)
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise RunSpecError(f"not JSON: {exc}", field="spec") from None
+        if not isinstance(document, dict):
+            raise RunSpecError(f"expected a JSON object, got {type(document).__name__}", field="spec")
+        version = document.pop("version", None)
+        if version != SPEC_VERSION:
+            raise RunSpecError(f"version {version!r}, this reader reads version {SPEC_VERSION}", field="spec")
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(document) - known)
+        if unknown:
+            raise RunSpecError(f"unknown key(s) {', '.join(unknown)}", field="spec")
+        references = document.pop("references", None) or {}
+        if not isinstance(references, dict) or not all(isinstance(v, dict) for v in references.values()):
+            raise RunSpecError("expected {name: {path, format}}", field="references")
+        try:
+            pairs = {str(name): ReferenceOverride(**value) for name, value in references.items()}
+        except TypeError as exc:
+            raise RunSpecError(f"expected {{name: {{path, format}}}}: {exc}", field="references") from None
+        return cls(references=pairs, **document)
+
+    # ------------------------------------------------------------------ the job's command line
+
+    def job_arguments(self, *, folder: str | Path | None = None,
+                      max_inline_bytes: int = MAX_INLINE_BYTES) -> JobArguments:
+        """The job's arguments: ``--spec=<base64 JSON>``, or — above ``max_inline_bytes`` — ``--spec-file=PATH``
+        with the file written into ``folder`` and listed to ship with ``--files`` (client mode reads the
+        absolute path; cluster mode finds the shipped copy by its name). One ``--opt=value`` element: a
+        value starting with ``-`` is never taken for an option.
+
+        >>> spec = RunSpec(contract_text="name: t\\n", run_id="r1")
+        >>> arguments, files = spec.job_arguments()
+        >>> arguments[0].startswith("--spec="), files
+        (True, [])
+        >>> RunSpec.from_argument(arguments[0].partition("=")[2]) == spec
+        True
+        """
+        document = self.to_json()
+        encoded = base64.b64encode(document.encode("utf-8")).decode("ascii")
+        if len(encoded) <= max_inline_bytes:
+            return JobArguments([f"{SPEC_OPTION}={encoded}"], [])
+        if folder is None:
+            raise RunSpecError(f"{len(encoded)} bytes encoded, over the inline limit of {max_inline_bytes}: "
+                               "give a folder for the spec file", field="spec")
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        # Named by content: a retry writes the same file, two runs never share one.
+        path = target / f"runspec-{hashlib.sha256(document.encode('utf-8')).hexdigest()[:24]}.json"
+        path.write_text(document, encoding="utf-8")
+        return JobArguments([f"{SPEC_FILE_OPTION}={path}"], [str(path)])
+
+    @classmethod
+    def from_argument(cls, encoded: str) -> RunSpec:
+        """The spec from the inline ``--spec`` value (base64 of its JSON); a clear error on garbage."""
+        try:
+            text = base64.b64decode(encoded.encode("ascii"), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeError, ValueError) as exc:
+            raise RunSpecError(f"not base64 of UTF-8 JSON: {exc}", field=SPEC_OPTION) from None
+        return cls.from_json(text)
+
+
+def _reference_pairs(value: Any) -> tuple[tuple[str, ReferenceOverride], ...]:
+    """Overrides given as a mapping or pairs → sorted (name, override) pairs; anything else refused."""
+    items = value.items() if isinstance(value, Mapping) else value
+    try:
+        pairs = [(name, override) for name, override in items]
+    except (TypeError, ValueError):
+        raise RunSpecError(f"expected {{name: ReferenceOverride}}, got {value!r}", field="references") from None
+    for name, override in pairs:
+        if not isinstance(name, str) or not name.strip() or not isinstance(override, ReferenceOverride):
+            raise RunSpecError(f"expected {{name: ReferenceOverride}}, got {name!r}: {override!r}",
+                               field="references")
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise RunSpecError(f"a name given twice in {names}", field="references")
+    return tuple(sorted(pairs, key=lambda pair: pair[0]))
