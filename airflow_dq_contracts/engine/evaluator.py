@@ -33,10 +33,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import logging
 import math
 import time
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -58,8 +60,8 @@ from airflow_dq_contracts.results import (
     parse_time,
     utcnow,
 )
-
 from airflow_dq_contracts.store.spark_history import HistorySource, load_history
+
 from .metrics import (
     GroupKey,
     GroupScope,
@@ -71,7 +73,17 @@ from .metrics import (
     describe_number,
     metric_for,
 )
-from .relational import drop_views, needed_views, prepare_references, register_views, unmatched, with_matched
+from .relational import (
+    PreparedReferences,
+    ReferenceJoin,
+    drop_views,
+    needed_views,
+    prepare_references,
+    register_views,
+    unmatched,
+    with_matched,
+)
+from .spark_errors import first_line, quiet_pyspark_errors
 
 log = logging.getLogger(__name__)
 
@@ -80,35 +92,7 @@ Progress = Callable[[str], None]
 VIOLATION_TYPE = T.StructType([T.StructField(name, T.StringType(), True) for name in VIOLATION_FIELDS])
 VIOLATIONS_TYPE = T.ArrayType(VIOLATION_TYPE, True)
 
-_PYSPARK_ERROR_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
-
-
 # --------------------------------------------------------------------------------------- utilities
-
-
-def first_line(exc: BaseException, limit: int = 300) -> str:
-    """The first meaningful line of an exception (PySpark messages carry JVM stack traces)."""
-    text = str(exc).strip() or type(exc).__name__
-    line = next((part.strip() for part in text.splitlines() if part.strip()), text)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-@contextlib.contextmanager
-def quiet_pyspark_errors() -> Iterator[None]:
-    """Silence PySpark's own error loggers while we probe something that may legitimately fail.
-
-    PySpark 4 logs every analysis error with a query context as a JSON line on stderr before
-    raising it; an expected failure (an invalid filter we report as a check error) is not news.
-    """
-    loggers = [logging.getLogger(name) for name in _PYSPARK_ERROR_LOGGERS]
-    previous = [lg.disabled for lg in loggers]
-    for lg in loggers:
-        lg.disabled = True
-    try:
-        yield
-    finally:
-        for lg, was in zip(loggers, previous):
-            lg.disabled = was
 
 
 @contextlib.contextmanager
@@ -134,7 +118,7 @@ def java_regex_checker(spark: SparkSession) -> Callable[[str], str | None]:
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
         try:
-            jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+            jvm = spark.sparkContext._jvm
         except Exception:  # noqa: BLE001 - Spark Connect: the scan fallback isolates bad regexes
             jvm = None
     if jvm is None:
@@ -160,7 +144,7 @@ def filter_condition(df: DataFrame, text: str) -> Column:
         with quiet_pyspark_errors():
             condition = F.expr(text)
             # WHERE analysis rejects non-boolean predicates, aggregates and windows, without a job.
-            df.where(condition).schema
+            _ = df.where(condition).schema
     except Exception as exc:  # noqa: BLE001 - ParseException, AnalysisException…
         raise ValueError(f"invalid filter {text!r}: {first_line(exc)}") from None
     return condition
@@ -256,8 +240,9 @@ class Evaluator:
         self.scan_frame: DataFrame | None = None
         self.group_frames: dict[tuple[str, ...], DataFrame] = {}
         self.join_frames: dict[tuple, DataFrame] = {}
-        # Reference alias → DataFrame after its filter (or why it is unavailable); temp views of sql checks.
-        self.references = prepare_references(contract, references)
+        # Reference alias → DataFrame after its filter (or why it is unavailable), prepared once per run:
+        # pass them on to annotate(). Temp views of sql checks.
+        self.references: PreparedReferences = prepare_references(contract, references)
         self.views: dict[str, str] = {}
 
     # -- phases -------------------------------------------------------------------------------
@@ -487,21 +472,22 @@ class Evaluator:
             for item, contributed in parts:
                 item.extra_values, values = values[:len(contributed)], values[len(contributed):]
 
-        def join_pass(join: Any, members: list[_Planned]) -> None:
-            orphans = unmatched(self.df, self.references[join.reference], join)
+        def join_pass(join: ReferenceJoin, members: list[_Planned]) -> None:
+            orphans = unmatched(self.df, self.references.frame(join.reference), join)
             self.join_frames[join.identity] = orphans
             spread(orphans, [(item, item.metric.join_aggregations(self._scope(item.scope_key), F.lit(False)))
                              for item in members])
 
         for number, members in enumerate(joins.values()):
             join = members[0].metric.reference_join()
+            assert join is not None
             self._pass(f"join{number}", f"anti-join {join.describe()} for {len(members)} check(s)", members,
-                       lambda join=join, members=members: join_pass(join, members))
+                       functools.partial(join_pass, join, members))
         for alias, parts in aggregates.items():
             self._pass(f"reference:{alias}", f"aggregate of reference {alias} for {len(parts)} check(s)",
                        [item for item, _ in parts],
-                       lambda alias=alias, parts=parts: spread(self.references[alias], parts))
-        for number, item in enumerate(p for p in live if p.check.type == "sql"):
+                       functools.partial(lambda alias, parts: spread(self.references.frame(alias), parts), alias, parts))
+        for number, item in enumerate(p for p in live if p.check.is_query):
             def run_query(item: _Planned = item) -> None:
                 item.extra_values = item.metric.own_query() or []
             self._pass(f"query{number}", f"query of {item.check.check_id}", [item], run_query)
@@ -670,7 +656,7 @@ def tagging_checks(contract: Contract, result: ContractResult) -> list[Check]:
 
 
 def annotate(contract: Contract, df: DataFrame, result: ContractResult,
-             references: dict[str, DataFrame] | None = None) -> DataFrame:
+             references: Mapping[str, DataFrame | str] | None = None) -> DataFrame:
     """``df`` plus ``_dq_violations``: per row, the row-level checks that FAILED in ``result`` and that it breaks.
 
     ``_dq_violations`` is ``array<struct<check_id, check_name, check_type, severity, action>>``
@@ -679,12 +665,16 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult,
     rows (DESIGN §6). One projection over ``df``; a failed column ``duplicates`` check adds one
     window (``count over (partition by column)``). ``df`` must be the DataFrame (after the run
     filter) that ``result`` was computed on. A failed ``referential`` check adds the left join of
-    its evaluation pass (one per distinct join); pass the same ``references`` as to :func:`evaluate`.
+    its evaluation pass (one per distinct join); pass the same ``references`` as to :func:`evaluate`,
+    or better the evaluator's :attr:`Evaluator.references`, already prepared (filters analysed once per run).
 
     Example::
 
         tagged = annotate(contract, df, result)
         bad = tagged.where("size(_dq_violations) > 0")
+
+        ev = Evaluator(contract, df, references={"customers": customers})
+        tagged = annotate(contract, df, ev.run(), ev.references)     # references prepared once
     """
     prepared = prepare_references(contract, references)
     ctx = PlanContext(df.schema, _case_sensitive(df.sparkSession), java_regex_checker(df.sparkSession),
@@ -710,7 +700,7 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult,
             if join.identity not in joins:
                 joins[join.identity] = f"__dq_join_{len(joins)}"
                 helpers.append(joins[join.identity])
-                work = with_matched(work, prepared[join.reference], join, joins[join.identity])
+                work = with_matched(work, prepared.frame(join.reference), join, joins[join.identity])
             predicate = metric.violation(F.col(joins[join.identity]))
         elif window_keys:
             helper = f"__dq_window_{len(helpers)}"

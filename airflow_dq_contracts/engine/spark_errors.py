@@ -1,0 +1,50 @@
+"""Spark errors as messages: the first meaningful line of an exception, and quiet probes.
+
+The bottom of the engine (nothing of the package imported): the metrics, the relational passes and
+the evaluator all report what Spark refused as one line of a check's ``error`` message.
+
+Example::
+
+    with quiet_pyspark_errors():
+        try:
+            df.where(F.expr("amount >")).schema
+        except Exception as exc:  # noqa: BLE001 - ParseException
+            print(first_line(exc))    # [PARSE_SYNTAX_ERROR] Syntax error at or near end of input…
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+
+_PYSPARK_ERROR_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """The first meaningful line of an exception (PySpark messages carry JVM stack traces).
+
+    >>> first_line(ValueError("\\n  bad value  \\n  at org.apache.spark…"))
+    'bad value'
+    """
+    text = str(exc).strip() or type(exc).__name__
+    line = next((part.strip() for part in text.splitlines() if part.strip()), text)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@contextlib.contextmanager
+def quiet_pyspark_errors() -> Iterator[None]:
+    """Silence PySpark's own error loggers while we probe something that may legitimately fail.
+
+    PySpark 4 logs every analysis error with a query context as a JSON line on stderr before
+    raising it; an expected failure (an invalid filter we report as a check error) is not news.
+    """
+    loggers = [logging.getLogger(name) for name in _PYSPARK_ERROR_LOGGERS]
+    previous = [lg.disabled for lg in loggers]
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    finally:
+        for lg, was in zip(loggers, previous):
+            lg.disabled = was
