@@ -17,6 +17,7 @@ import pytest
 
 from airflow_dq_contracts.jobs import bundle as job_bundle
 from airflow_dq_contracts.jobs import run_contract as job
+from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "airflow_dq_contracts"
@@ -31,7 +32,8 @@ def test_zip_holds_the_job_world_and_nothing_of_airflow():
         rel = path.relative_to(PACKAGE)
         if "__pycache__" in rel.parts:
             continue
-        if rel.parts[0] in ("operators", "sensors", "triggers", "hooks") or rel.name == "version_compat.py":
+        if rel.parts[0] in ("operators", "sensors", "triggers", "hooks", "notifications") \
+                or rel.name == "version_compat.py":
             continue
         expected.add("airflow_dq_contracts/" + rel.as_posix())
     assert names == expected
@@ -70,20 +72,42 @@ def test_job_imports_from_the_zip_alone_without_airflow(tmp_path):
     assert out.stdout.strip() == "True"
 
 
+def _spec(**fields) -> RunSpec:
+    return RunSpec(**{"contract_text": CONTRACT, "contract_origin": "c.yaml", "input_path": "/x", **fields})
+
+
+def _spec_argument(spec: RunSpec) -> str:
+    arguments, files = spec.job_arguments()
+    assert len(arguments) == 1 and files == []
+    return arguments[0]
+
+
 def test_arguments_round_trip_through_the_job_parser():
     weird_filter = "-1 < amount AND note = '--x=y'"
-    args = job.job_arguments(contract_b64=job.encode_contract(CONTRACT), contract_name="c.yaml",
-                             input_path="/data/orders", input_format="delta", filter=weird_filter,
-                             reference_time="2024-05-02T00:00:00Z", run_id="dq-1",
-                             results_table="/wh/r", quarantine_table="/wh/q", dag_id="d", task_id="t",
-                             airflow_run_id="manual__x", policy={"P1": "gate"})
-    parsed = job.build_parser().parse_args(args)
-    assert job.decode_contract(parsed.contract_b64) == CONTRACT
-    assert parsed.filter == weird_filter
-    assert parsed.input == "/data/orders" and parsed.table is None
-    assert json.loads(parsed.policy_json) == {"P1": "gate"}
-    assert (parsed.run_id, parsed.dag_id, parsed.task_id, parsed.airflow_run_id) == ("dq-1", "d", "t", "manual__x")
-    assert parsed.valid_table is None
+    spec = _spec(input_path="/data/orders", input_format="delta", filter=weird_filter,
+                 reference_time="2024-05-02T00:00:00Z", run_id="dq-1", results_table="/wh/r", quarantine_table="/wh/q",
+                 dag_id="d", task_id="t", airflow_run_id="manual__x", policy={"P1": "gate"},
+                 references={"customers": ReferenceOverride("s3://b/dim", "delta")})
+    arguments, files = spec.job_arguments()
+    assert len(arguments) == 1 and files == []  # one argument, whatever the settings
+    parsed = job.build_parser().parse_args(arguments)
+    read = job.read_spec(parsed)
+    assert read == spec
+    assert read.contract_text == CONTRACT
+    assert read.filter == weird_filter
+    assert read.input_path == "/data/orders" and read.table is None
+    assert json.loads(read.to_json())["policy"] == {"P1": "gate"}
+    assert (read.run_id, read.dag_id, read.task_id, read.airflow_run_id) == ("dq-1", "d", "t", "manual__x")
+    assert read.valid_table is None
+    assert read.references == {"customers": ReferenceOverride("s3://b/dim", "delta")}
+
+
+def test_a_large_spec_travels_as_a_shipped_file(tmp_path):
+    spec = _spec(filter="x" * 100)
+    arguments, files = spec.job_arguments(folder=tmp_path, max_inline_bytes=16)
+    assert arguments == [f"--spec-file={files[0]}"] and files[0].startswith(str(tmp_path))
+    assert job.read_spec(job.build_parser().parse_args(arguments)) == spec
+    assert spec.job_arguments(folder=tmp_path, max_inline_bytes=16) == (arguments, files)  # named by content
 
 
 def _run_job(*args: str) -> subprocess.CompletedProcess:
@@ -95,8 +119,7 @@ def _run_job(*args: str) -> subprocess.CompletedProcess:
 
 def test_invalid_contract_is_reported_with_its_location_and_no_spark():
     bad = CONTRACT.replace("max: 0", "maxx: 0")
-    out = _run_job("--contract-b64=" + job.encode_contract(bad), "--contract-name=contracts/t.yaml",
-                   "--input=/nowhere")
+    out = _run_job(_spec_argument(_spec(contract_text=bad, contract_origin="contracts/t.yaml", input_path="/nowhere")))
     assert out.returncode == job.EXIT_INVALID
     marker = [job.parse_marker(line) for line in out.stdout.splitlines()]
     marker = [m for m in marker if m]
@@ -107,8 +130,8 @@ def test_invalid_contract_is_reported_with_its_location_and_no_spark():
     assert "Traceback" not in out.stderr
 
 
-def test_garbage_contract_argument_is_a_clear_error():
-    out = _run_job("--contract-b64=###", "--input=/x")
+def test_garbage_spec_argument_is_a_clear_error():
+    out = _run_job("--spec=###")
     assert out.returncode == job.EXIT_INVALID
     kinds = [m[1]["kind"] for m in map(job.parse_marker, out.stdout.splitlines()) if m]
     assert kinds == ["invalid_arguments"]
@@ -116,16 +139,38 @@ def test_garbage_contract_argument_is_a_clear_error():
     assert "Traceback" not in out.stderr
 
 
-def test_missing_contract_file_is_a_clear_error(tmp_path):
-    out = _run_job(f"--contract-file={tmp_path / 'absent.yaml'}", "--input=/x")
+def test_missing_spec_file_is_a_clear_error(tmp_path):
+    out = _run_job(f"--spec-file={tmp_path / 'absent.json'}")
     assert out.returncode == job.EXIT_INVALID
     assert "neither readable on the driver nor shipped with --files" in out.stdout
 
 
-def test_usage_error_exits_2():
-    out = _run_job("--input=/x")  # no contract at all
+@pytest.mark.parametrize("document,fragment", [
+    ('{"version": 2}', "spec: version 2, this reader reads version 1"),
+    ('{"version": 1, "contract_text": "name: t\\n", "input_path": "/x", "maxx": 1}', "unknown key(s) maxx"),
+    ('["a list"]', "expected a JSON object"),
+])
+def test_a_spec_the_job_cannot_read_is_refused_before_spark(tmp_path, document, fragment):
+    path = tmp_path / "spec.json"
+    path.write_text(document)
+    out = _run_job(f"--spec-file={path}")
     assert out.returncode == job.EXIT_INVALID
-    assert "one of the arguments --contract-b64 --contract-file is required" in out.stderr
+    assert [m[1]["kind"] for m in map(job.parse_marker, out.stdout.splitlines()) if m] == ["invalid_arguments"]
+    assert fragment in out.stdout and "Traceback" not in out.stderr
+
+
+def test_a_spec_that_does_not_fit_its_contract_is_invalid_arguments():
+    out = _run_job(_spec_argument(_spec(references={"nope": ReferenceOverride("/x")})))
+    assert out.returncode == job.EXIT_INVALID
+    payload = [m[1] for m in map(job.parse_marker, out.stdout.splitlines()) if m]
+    assert payload == [{"kind": "invalid_arguments",
+                        "message": "references: nope, which the contract does not declare (declared: none)"}]
+
+
+def test_usage_error_exits_2():
+    out = _run_job("--markers-out=/tmp/x")  # no spec at all
+    assert out.returncode == job.EXIT_INVALID
+    assert "one of the arguments --spec --spec-file is required" in out.stderr
 
 
 @pytest.mark.parametrize("line,expected", [
@@ -148,5 +193,7 @@ def test_error_text_drops_jvm_frames_and_is_capped():
     assert len(long) < job.MAX_ERROR_CHARS + 100 and long.endswith("…(truncated)")
 
 
-def test_encoded_contract_is_plain_base64():
-    assert base64.b64decode(job.encode_contract("é")).decode() == "é"
+def test_encoded_spec_is_plain_base64_of_its_json():
+    spec = _spec(contract_text="name: é\n")
+    encoded = _spec_argument(spec).partition("=")[2]
+    assert json.loads(base64.b64decode(encoded).decode())["contract_text"] == "name: é\n"

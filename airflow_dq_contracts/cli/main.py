@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from airflow_dq_contracts.cli.history import add_parser as add_history_parser
 from airflow_dq_contracts.cli.interop import register as register_interop
 from airflow_dq_contracts.cli.jars import add_parser as add_jars_parser
 from airflow_dq_contracts.cli.report import add_parser as add_report_parser
+from airflow_dq_contracts.contract.model import DATASET_FORMATS
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -71,12 +72,13 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from airflow_dq_contracts.engine.runner import run_from_cli
+    from airflow_dq_contracts.engine.cli_run import run_from_cli
 
     return run_from_cli(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``dq-contracts`` parser with every subcommand (DESIGN §7: the surface is fixed)."""
     # allow_abbrev=False everywhere: a prefix must never silently stand for another option
     # (``--reference X`` used to be taken as ``--reference-time X``).
     parser = argparse.ArgumentParser(prog="dq-contracts", description="Data contracts as quality gates.",
@@ -99,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     source = p_run.add_mutually_exclusive_group()
     source.add_argument("--input", metavar="PATH", help="dataset path (default: the contract's dataset)")
     source.add_argument("--table", metavar="NAME", help="catalog table name")
-    p_run.add_argument("--input-format", choices=("parquet", "delta", "csv", "json", "orc"), default=None,
+    p_run.add_argument("--input-format", choices=DATASET_FORMATS, default=None,
                        help="format of --input (default: the contract's, else delta)")
     p_run.add_argument("--filter", metavar="SQL", help="SQL predicate scoping the run (e.g. a partition)")
     p_run.add_argument("--reference-time", metavar="ISO8601",
@@ -125,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``dq-contracts`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -6,60 +6,46 @@
   optional Delta sinks (quarantine and valid rows first, the results table last, so a run whose
   results are in the table has its rows set aside too). Returns the
   :class:`~airflow_dq_contracts.results.ContractResult`. The spark-submit job calls it.
-* :func:`run_from_cli` — ``dq-contracts run`` (DESIGN §7) on a local SparkSession: progress lines
-  on stderr, Spark's own log in a file, the summary JSON with ``--json-out``.
+  It takes the run as one :class:`~airflow_dq_contracts.runspec.RunSpec` and reads each of its
+  fields once.
+
+``dq-contracts run`` lives in :mod:`.cli_run` (it builds the spec from the command line).
 
 Example::
 
     spark = get_spark(master="local[2]")
-    result = run_contract(spark, load_contract("orders.yaml"), input_path="/data/orders",
-                          input_format="parquet", reference_time="2024-05-02T00:00:00Z")
-    print(result.decision)
+    contract = load_contract("orders.yaml")
+    spec = RunSpec.for_contract(contract, input_path="/data/orders", input_format="parquet",
+                                reference_time="2024-05-02T00:00:00Z")
+    print(run_contract(spark, contract, spec).decision)
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import dataclasses
 import datetime as dt
 import json
-import os
-import sys
-import tempfile
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from airflow_dq_contracts.contract import ContractValidationError, load_contract
-from airflow_dq_contracts.contract.model import DATASET_FORMATS, Contract, Reference
-from airflow_dq_contracts.runtime.jars import JarResolutionError
-from airflow_dq_contracts.results import (
-    DECISION_GATE,
-    ContractResult,
-    format_time,
-    make_run_id,
-    parse_time,
-    utcnow,
-)
+from airflow_dq_contracts.contract.model import Contract, Reference
+from airflow_dq_contracts.results import ContractResult, make_run_id
+from airflow_dq_contracts.runspec import RunSpec, RunSpecError, dataset_source
+from airflow_dq_contracts.store.delta import open_table
+from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 
 from .evaluator import Evaluator, annotate, filter_condition, first_line, quiet_pyspark_errors, tagging_checks
 from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit, driver_read_size
 
 Progress = Callable[[str], None]
 
-# Exit codes of ``dq-contracts run`` (the same as airflow_dq_contracts.cli.main, which imports no Spark).
-EXIT_OK = 0
-EXIT_INVALID = 1
-EXIT_GATE = 3
-EXIT_RUN_FAILED = 4
-
 DEFAULT_FORMAT = "delta"
 
-
-class RunArgumentError(ValueError):
-    """The run cannot be described: no dataset, an invalid filter or reference time, bad ``--conf``."""
+#: The run cannot be described: no dataset, an invalid filter or reference time, bad ``--conf``. The
+#: spec's own error (:class:`~airflow_dq_contracts.runspec.RunSpecError`), so a caller catches one type.
+RunArgumentError = RunSpecError
 
 
 class DatasetError(RuntimeError):
@@ -86,15 +72,9 @@ def dataset_name(contract: Contract, input_path: str | None = None, table: str |
 def _source(contract: Contract, input_path: str | None, input_format: str | None,
             table: str | None) -> tuple[str | None, str | None, str, dict[str, str]]:
     """(path, table, format, options) to read, from the arguments or else the contract."""
-    if input_path and table:
-        raise RunArgumentError("give either an input path or a table, not both")
+    input_path, table, given_format = dataset_source(contract, input_path, table, input_format)
     declared = contract.dataset
-    if not input_path and not table:
-        input_path, table = declared.path, declared.table
-        if not input_path and not table:
-            raise RunArgumentError(
-                f"contract {contract.name!r} declares no dataset: give --input PATH or --table NAME")
-    fmt = (input_format or (declared.format if declared.path or declared.table else None) or DEFAULT_FORMAT).lower()
+    fmt = (given_format or (declared.format if declared.path or declared.table else None) or DEFAULT_FORMAT).lower()
     # The contract's reader options (CSV header, delimiter…) apply when reading its format.
     options = dict(declared.options) if fmt == declared.format else {}
     if fmt == "csv":
@@ -231,10 +211,9 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
-        from deltalake import DeltaTable as RustDeltaTable
         from pyspark.sql import types as T
 
-        table = RustDeltaTable(path)
+        table = open_table(path)
         schema = T.StructType.fromJson(_strip_delta_metadata(json.loads(table.schema().to_json())))
         actions = pa.table(table.get_add_actions(flatten=True))
         landed = _landed_partitions(spark, actions, list(table.metadata().partition_columns), schema,
@@ -247,12 +226,12 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter
         if size > limit:
             return None
         data = pa.RecordBatchReader.from_stream(table.scan(predicate=predicate)).read_all()
-        if predicate is not None:
-            # The partition predicate must select exactly the files Spark kept: their record counts
-            # (no deletion vectors) are the proof; anything else and Spark reads the table.
-            if any(name.startswith("deletionVector") for name in actions.column_names) or \
-                    data.num_rows != int(pc.sum(actions.column("num_records")).as_py() or 0):
-                return None
+        # The partition predicate must select exactly the files Spark kept: their record counts
+        # (no deletion vectors) are the proof; anything else and Spark reads the table.
+        if predicate is not None and (
+                any(name.startswith("deletionVector") for name in actions.column_names)
+                or data.num_rows != int(pc.sum(actions.column("num_records")).as_py() or 0)):
+            return None
         with quiet_pyspark_errors():
             df = spark.createDataFrame(data.select(schema.fieldNames()), schema=schema)
     except Exception:  # noqa: BLE001 - any doubt: Spark reads the table
@@ -279,45 +258,10 @@ def _load(spark: SparkSession, path: str | None, name: str | None, fmt: str, opt
                 df = reader.table(name)
             else:
                 df = reader.format(fmt).load(path)
-            df.schema  # resolve now: a missing path fails here, not in the middle of the scan
+            _ = df.schema  # resolve now: a missing path fails here, not in the middle of the scan
     except Exception as exc:  # noqa: BLE001 - AnalysisException, Py4JJavaError…
         raise DatasetError(f"cannot read {where}: {first_line(exc)}") from None
     return df
-
-
-def parse_reference_override(text: str) -> tuple[str, str, str | None]:
-    """``NAME=PATH[:FORMAT]`` → (name, path, format or None).
-
-    The text after the last ``:`` is a format only when it names one, so URLs keep their scheme.
-
-    >>> parse_reference_override("customers=s3://bucket/dim/customers:parquet")
-    ('customers', 's3://bucket/dim/customers', 'parquet')
-    >>> parse_reference_override("customers=s3://bucket/dim/customers")
-    ('customers', 's3://bucket/dim/customers', None)
-    """
-    name, sep, location = text.partition("=")
-    if not sep or not name.strip() or not location.strip():
-        raise RunArgumentError(f"--reference expects NAME=PATH[:FORMAT], got {text!r}")
-    head, colon, tail = location.rpartition(":")
-    if colon and head and tail.lower() in DATASET_FORMATS:
-        return name.strip(), head, tail.lower()
-    return name.strip(), location, None
-
-
-def reference_overrides(contract: Contract, items: list[str] | None) -> dict[str, Reference]:
-    """The contract's references with ``--reference NAME=PATH[:FORMAT]`` overrides applied.
-
-    An override keeps the declared ``filter`` and, without ``:FORMAT``, the declared format.
-    """
-    references = dict(contract.references)
-    for item in items or []:
-        name, path, fmt = parse_reference_override(item)
-        declared = references.get(name)
-        if declared is None:
-            known = ", ".join(sorted(references)) or "none"
-            raise RunArgumentError(f"--reference {name}: the contract declares no reference {name!r} (declared: {known})")
-        references[name] = dataclasses.replace(declared, path=path, table=None, format=fmt or declared.format)
-    return references
 
 
 def read_references(spark: SparkSession, contract: Contract, references: dict[str, Reference] | None = None,
@@ -352,59 +296,54 @@ def read_references(spark: SparkSession, contract: Contract, references: dict[st
 def run_contract(
     spark: SparkSession,
     contract: Contract,
+    spec: RunSpec | None = None,
     *,
-    input_path: str | None = None,
-    input_format: str | None = None,
-    table: str | None = None,
-    filter: str | None = None,
-    reference_time: dt.datetime | str | None = None,
-    run_id: str | None = None,
-    results_table: str | None = None,
-    quarantine_table: str | None = None,
-    valid_table: str | None = None,
-    dag_id: str | None = None,
-    task_id: str | None = None,
-    airflow_run_id: str | None = None,
     progress: Progress | None = None,
-    references: list[str] | None = None,
-    contract_text: str | None = None,
+    **settings: Any,
 ) -> ContractResult:
-    """Read, evaluate and (when targets are given) write the Delta outputs; returns the result.
+    """Read, evaluate and (when the spec names targets) write the Delta outputs; returns the result.
 
-    ``references`` are ``NAME=PATH[:FORMAT]`` overrides of the contract's ``references:``.
+    ``spec`` is the run (:class:`~airflow_dq_contracts.runspec.RunSpec`, built and validated by the
+    caller: the job, ``dq-contracts run``); without one, ``settings`` are its fields and the spec is
+    built here with :meth:`RunSpec.for_contract` (a Python caller's shortcut), raising
+    :class:`RunArgumentError` for a run that cannot be described.
 
     ``run_id`` defaults to a fresh id per run (``make_run_id(contract, dataset, start time)``);
     pass the same id again to replace that run's rows in every table. Quarantine/valid rows are
     written before the results, so the results table never announces rows that are not there.
     With a results table, the contract version is also upserted into the registry beside it
-    (``dq_contracts``, see :mod:`airflow_dq_contracts.store.registry`); ``contract_text`` is what it
-    records as the contract's text (default: the contract's file).
+    (``dq_contracts``, see :mod:`airflow_dq_contracts.store.registry`); the spec's ``contract_text``
+    is what it records as the contract's text (default: the contract's file).
 
     Example::
 
-        result = run_contract(spark, contract, input_path="/data/orders", run_id="nightly-2024-05-01",
-                              results_table="/wh/dq_results", quarantine_table="/wh/quarantine/orders")
+        spec = RunSpec.for_contract(contract, input_path="/data/orders", run_id="nightly-2024-05-01",
+                                    results_table="/wh/dq_results", quarantine_table="/wh/quarantine/orders")
+        result = run_contract(spark, contract, spec)
+        result = run_contract(spark, contract, input_path="/data/orders")     # the same, spec built here
     """
+    if spec is None:
+        spec = RunSpec.for_contract(contract, **settings)
+    elif settings:
+        raise TypeError(f"run_contract: give a RunSpec or its fields, not both ({', '.join(sorted(settings))})")
     say = progress or _noop
     started_at = utcnow()
-    try:
-        reference = parse_time(reference_time) if reference_time is not None else None
-    except ValueError as exc:
-        raise RunArgumentError(f"--reference-time: {exc}") from None
-    dataset = dataset_name(contract, input_path, table) if (input_path or table) else (
-        contract.dataset.name or "<unknown>")
-    run_id = run_id or make_run_id(contract.name, dataset, format_time(started_at))
-    writes_rows = bool(quarantine_table or valid_table)
-    declared = reference_overrides(contract, references)
+    reference = parse_time(spec.reference_time)
+    dataset = dataset_name(contract, spec.input_path, spec.table)
+    run_id = spec.run_id or make_run_id(contract.name, dataset, format_time(started_at))
+    results_table, run_filter = spec.results_table, spec.filter
+    writes_rows = bool(spec.quarantine_table or spec.valid_table)
+    declared = spec.resolved_references(contract)
 
     # A small run (a landed partition, small references) gets cheaper settings, restored afterwards:
     # the session may be the caller's (dq-contracts run, evaluate()).
     with SmallRunTuning(spark) as tuning:
         began = time.perf_counter()
-        df = read_dataset(spark, contract, input_path, input_format, table, filter, pin_version=writes_rows)
+        df = read_dataset(spark, contract, spec.input_path, spec.input_format, spec.table, run_filter,
+                          pin_version=writes_rows)
         read_bytes = driver_read_size(df)
         on_driver = f", {read_bytes:,} bytes read by delta-rs on the driver" if read_bytes is not None else ""
-        say(f"read: {dataset} ({len(df.columns)} columns" + (f", filter {filter}" if filter else "")
+        say(f"read: {dataset} ({len(df.columns)} columns" + (f", filter {run_filter}" if run_filter else "")
             + on_driver + f") in {time.perf_counter() - began:.2f} s")
         reference_frames = read_references(spark, contract, declared, pin_version=writes_rows)
         for alias, frame in reference_frames.items():
@@ -414,8 +353,9 @@ def run_contract(
         if tuned:
             say(tuned)
         evaluator = Evaluator(
-            contract, df, reference, run_id=run_id, dataset=dataset, filter=filter, apply_filter=False,
-            dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=say, started_at=started_at,
+            contract, df, reference, run_id=run_id, dataset=dataset, filter=run_filter, apply_filter=False,
+            dag_id=spec.dag_id, task_id=spec.task_id, airflow_run_id=spec.airflow_run_id, progress=say,
+            started_at=started_at,
             history=results_table,  # baselines learn from the same table this run appends to
             references=reference_frames,
         )
@@ -426,12 +366,13 @@ def run_contract(
             from airflow_dq_contracts.store import sinks
 
             if writes_rows:
-                _write_rows(spark, contract, df, result, run_id, quarantine_table, valid_table, say, reference_frames)
+                _write_rows(spark, contract, df, result, run_id, spec.quarantine_table, spec.valid_table, say,
+                            reference_frames)
             if results_table:
                 began = time.perf_counter()
                 result.results_table = results_table
                 result.finished_at = utcnow()
-                _register(spark, contract, result, contract_text)
+                _register(spark, contract, result, spec.contract_text)
                 sinks.write_results(spark, result.checks, results_table, run_id=run_id)
                 result.results_version = sinks.committed_version(spark, results_table)
                 say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
@@ -441,7 +382,7 @@ def run_contract(
 
 def _write_rows(spark: SparkSession, contract: Contract, df: DataFrame, result: ContractResult, run_id: str,
                 quarantine_table: str | None, valid_table: str | None, say: Progress,
-                references: dict[str, DataFrame] | None = None) -> None:
+                references: Mapping[str, DataFrame | str] | None = None) -> None:
     """Quarantine and valid rows of one run: each table one commit at most, the input read once.
 
     Whether any row can be quarantined is known from the results before a row is read (a failed
@@ -490,7 +431,6 @@ def _register(spark: SparkSession, contract: Contract, result: ContractResult, c
     """Upsert the run's contract version into the registry beside the results table (before the results:
     a reader that finds the run's results also finds its owner, SLA and tables)."""
     from airflow_dq_contracts.store.registry import contract_source_text, registry_row, registry_table_for
-
     from airflow_dq_contracts.store.registry_sink import write_registry
 
     assert result.results_table is not None
@@ -500,153 +440,3 @@ def _register(spark: SparkSession, contract: Contract, result: ContractResult, c
         results_table=result.results_table, quarantine_table=result.quarantine_table, valid_table=result.valid_table,
     )
     write_registry(spark, row, registry_table_for(result.results_table))
-
-
-# --------------------------------------------------------------------------------------- CLI
-
-
-@contextlib.contextmanager
-def _jvm_output_to(log_path: str) -> Iterator[None]:
-    """Point this process's stdout/stderr at ``log_path`` while the Spark JVM starts.
-
-    The JVM inherits the file descriptors at launch, so Ivy's resolution report, log4j's start-up
-    warnings and every later Spark log line go to the file instead of the user's terminal; Python
-    gets its own descriptors back as soon as the session exists.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    target = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        os.dup2(target, 1)
-        os.dup2(target, 2)
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, target):
-            os.close(fd)
-
-
-def _conf_pairs(items: list[str] | None) -> dict[str, str]:
-    conf: dict[str, str] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise RunArgumentError(f"--conf expects KEY=VALUE, got {item!r}")
-        conf[key.strip()] = value
-    return conf
-
-
-def _tail(path: str, lines: int = 15) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return "".join(handle.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
-def _start_spark(args: argparse.Namespace, contract: Contract, say: Progress) -> tuple[SparkSession, bool]:
-    """The session to run on and whether we started it (an active one is reused, never stopped)."""
-    from .session import get_spark
-
-    conf = _conf_pairs(getattr(args, "conf", None))
-    master = getattr(args, "master", None) or "local[*]"
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active, False
-    handle, log_path = tempfile.mkstemp(prefix="dq-contracts-spark-", suffix=".log")
-    os.close(handle)
-    began = time.perf_counter()
-    try:
-        with _jvm_output_to(log_path):
-            spark = get_spark(app_name=f"dq-contracts:{contract.name}", master=master, conf=conf)
-    except JarResolutionError as exc:  # its whole text: what failed and the offline route
-        raise DatasetError(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - report why Spark did not start, with its own words
-        raise DatasetError(f"Spark did not start ({first_line(exc)}); last lines of {log_path}:\n"
-                           f"{_tail(log_path)}") from None
-    say(f"spark: {master} session in {time.perf_counter() - began:.1f} s (Spark log: {log_path})")
-    return spark, True
-
-
-def _print_outcome(result: ContractResult, out: Any) -> None:
-    counts = result.counts()
-    print(f"{result.contract_name}: decision {result.decision} (status {result.status}; "
-          f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error; "
-          f"{result.row_count:,} rows; run {result.run_id})", file=out)
-    for record in result.checks:
-        if record.status != "passed":
-            print(f"  {record.status.upper():6} {record.severity} {record.action:10} {record.check_id}: "
-                  f"{record.message}", file=out)
-
-
-def run_from_cli(args: argparse.Namespace) -> int:
-    """``dq-contracts run`` (DESIGN §7). Returns the exit code; never lets a traceback through.
-
-    0 pass or quarantine · 1 invalid contract or arguments · 3 gate · 4 the run failed.
-    """
-    quiet = bool(getattr(args, "quiet", False))
-    json_out = getattr(args, "json_out", None)
-
-    def say(message: str) -> None:
-        if not quiet:
-            print(f"[dq-contracts] {message}", file=sys.stderr, flush=True)
-
-    try:
-        contract = load_contract(args.contract)
-    except ContractValidationError as err:
-        for issue in err.issues:
-            print(str(issue), file=sys.stderr)
-        return EXIT_INVALID
-    spark: SparkSession | None = None
-    started = False
-    try:
-        if args.reference_time:
-            try:
-                parse_time(args.reference_time)
-            except ValueError as exc:
-                raise RunArgumentError(f"--reference-time: {exc}") from None
-        _conf_pairs(getattr(args, "conf", None))
-        reference_overrides(contract, getattr(args, "reference", None))
-        say(f"contract {contract.name} {contract.version or ''}".rstrip()
-            + f": {sum(1 for _ in contract.evaluated_checks())} checks")
-        spark, started = _start_spark(args, contract, say)
-        result = run_contract(
-            spark, contract, input_path=args.input, input_format=args.input_format, table=args.table,
-            filter=args.filter, reference_time=args.reference_time, run_id=args.run_id,
-            results_table=args.results_table, quarantine_table=args.quarantine_table,
-            valid_table=args.valid_table, progress=say, references=getattr(args, "reference", None),
-        )
-    except RunArgumentError as exc:
-        print(f"dq-contracts run: {exc}", file=sys.stderr)
-        return EXIT_INVALID
-    except DatasetError as exc:
-        print(f"dq-contracts run: {exc}", file=sys.stderr)
-        return EXIT_RUN_FAILED
-    except Exception as exc:  # noqa: BLE001 - SinkError, Spark failures: one readable line, no traceback
-        print(f"dq-contracts run: failed: {first_line(exc, limit=2000)}", file=sys.stderr)
-        return EXIT_RUN_FAILED
-    finally:
-        if spark is not None and started:
-            with contextlib.suppress(Exception):
-                spark.stop()
-
-    summary = result.summary()
-    text = json.dumps(summary, indent=2, allow_nan=False)
-    if json_out == "-":
-        print(text)
-    elif json_out:
-        try:
-            with open(json_out, "w", encoding="utf-8") as handle:
-                handle.write(text + "\n")
-        except OSError as exc:
-            print(f"dq-contracts run: cannot write --json-out {json_out!r}: {exc.strerror}", file=sys.stderr)
-            return EXIT_RUN_FAILED
-        say(f"summary written to {json_out}")
-    if not quiet:
-        # With the JSON on stdout, the human summary goes to stderr so the JSON stays parseable.
-        _print_outcome(result, sys.stderr if json_out == "-" else sys.stdout)
-    return EXIT_GATE if result.decision == DECISION_GATE else EXIT_OK

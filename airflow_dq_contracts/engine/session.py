@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -74,7 +75,7 @@ def startup_line(spark: SparkSession, python_started: float, session_started: fl
     """
     now = time.time()
     try:
-        jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+        jvm: Any = spark.sparkContext._jvm
         jvm_start = float(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()) / 1000
     except Exception:  # noqa: BLE001 - Spark Connect: no driver JVM in reach
         return f"session: ready in {now - session_started:.2f} s"
@@ -95,7 +96,7 @@ DRIVER_READ_CONF_KEY = "spark.dqcontracts.driverReadBytes"
 
 #: DataFrames read on the driver → their data files' size on disk: Spark has no size estimate for
 #: them (an RDD of Arrow batches counts as huge), so :meth:`SmallRunTuning.decide` looks here first.
-DRIVER_READ_SIZES: "weakref.WeakKeyDictionary[DataFrame, int]" = weakref.WeakKeyDictionary()
+DRIVER_READ_SIZES: weakref.WeakKeyDictionary[DataFrame, int] = weakref.WeakKeyDictionary()
 
 
 def driver_read_size(frame: DataFrame) -> int | None:
@@ -169,7 +170,7 @@ class SmallRunTuning:
             self._previous[key] = self.spark.conf.get(key, None)
         self.spark.conf.set(key, value)
 
-    def __enter__(self) -> "SmallRunTuning":
+    def __enter__(self) -> SmallRunTuning:
         if self._may_set_codegen:
             self._set(_WHOLE_STAGE, "false")
         return self
@@ -181,7 +182,7 @@ class SmallRunTuning:
             try:
                 known = [driver_read_size(frame) for frame in frames]
                 size = sum(k if k is not None else
-                           int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
+                           int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
                            for k, frame in zip(known, frames))
             except Exception:  # noqa: BLE001 - Spark Connect or an exotic source: no estimate, no tuning
                 size = None

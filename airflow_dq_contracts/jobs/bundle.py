@@ -23,7 +23,7 @@ application there; see ``docs/deployment.md``).
 Example::
 
     bundle = build_job_bundle()
-    # spark-submit --py-files {bundle.zip_path} {bundle.launcher_path} --contract-b64 ...
+    # spark-submit --py-files {bundle.zip_path} {bundle.launcher_path} --spec=...
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pathlib import Path
 PACKAGE_NAME = "airflow_dq_contracts"
 CACHE_ENV = "DQ_CONTRACTS_JOB_CACHE"
 # Airflow-only parts of the package: never shipped to Spark.
-AIRFLOW_ONLY = frozenset({"operators", "sensors", "triggers", "hooks", "version_compat.py"})
+AIRFLOW_ONLY = frozenset({"operators", "sensors", "triggers", "hooks", "notifications", "version_compat.py"})
 LAUNCHER_SOURCE = (
     '"""spark-submit entry point of airflow-dq-contracts (generated; the code is in the --py-files zip)."""\n'
     "import sys\n\n"

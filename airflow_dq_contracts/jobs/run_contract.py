@@ -1,12 +1,13 @@
 """The ``spark-submit`` entry point: evaluate one contract on one dataset and write the Delta outputs.
 
-Thin on purpose: argument parsing, contract decoding, and a call to
-:func:`airflow_dq_contracts.engine.runner.run_contract`. No Airflow import (the job runs on Spark
-nodes that have no Airflow).
+Thin on purpose: it reads the run's :class:`~airflow_dq_contracts.runspec.RunSpec` once, loads its
+contract once, and calls :func:`airflow_dq_contracts.engine.runner.run_contract` with the spec. No
+Airflow import (the job runs on Spark nodes that have no Airflow).
 
-The contract travels *inside the submission* — base64 text in ``--contract-b64`` (or a file shipped
-with ``--files`` and named by ``--contract-file``) — so the driver never needs a path that only the
-Airflow worker can see. It works unchanged in client and cluster deploy mode.
+Everything — the contract text included — travels *inside the submission* as one argument:
+``--spec=<base64 JSON>``, or ``--spec-file=NAME`` for a large spec shipped with ``--files`` — so the
+driver never needs a path that only the Airflow worker can see. It works unchanged in client and
+cluster deploy mode.
 
 The job talks back on stdout with two single-line markers, which the operator's hook picks out of
 the spark-submit output (in client mode the driver's stdout *is* that output)::
@@ -22,26 +23,29 @@ deploy mode the driver's stdout stays on the Spark worker, so the hook also pass
 Exit codes: 0 evaluated (whatever the decision — gating is the caller's call), 1 the run failed,
 2 bad arguments or an invalid contract.
 
-Example (what the operator submits)::
+Example (what the operator submits; the spec built by
+:meth:`~airflow_dq_contracts.runspec.RunSpec.job_arguments`)::
 
     spark-submit --py-files airflow_dq_contracts-<hash>.zip dq_contracts_job_<hash>.py \\
-        --contract-b64 bmFtZTogb3JkZXJz... --contract-name contracts/orders.yaml \\
-        --input /data/orders --input-format delta --filter "order_date = '2024-05-01'" \\
-        --reference-time 2024-05-02T00:00:00Z --run-id dq-3f2a... \\
-        --results-table /wh/dq_results --quarantine-table /wh/quarantine/orders
+        --spec=eyJ2ZXJzaW9uIjoxLCJjb250cmFjdF90ZXh0Ijoi...
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
 import json
 import os
 import sys
 import time
 import traceback
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from airflow_dq_contracts.runspec import RunSpec
+
+# The package's own modules are imported where they are used: this module imports with the standard
+# library alone (a driver that lacks a dependency still gets a marker saying so, not an ImportError).
 
 # When this driver's Python began (epoch seconds): the start-up progress line measures from it.
 PROCESS_STARTED = time.time()
@@ -53,74 +57,6 @@ EXIT_RUN_FAILED = 1
 EXIT_INVALID = 2
 # A JVM exception's text can carry a whole stack trace: keep the head, which names the cause.
 MAX_ERROR_CHARS = 4000
-
-
-class JobArgumentError(ValueError):
-    """Arguments that cannot describe a run (missing contract, undecodable text…)."""
-
-
-def encode_contract(text: str) -> str:
-    """Contract text → the ``--contract-b64`` argument.
-
-    >>> decode_contract(encode_contract("name: orders\\n"))
-    'name: orders\\n'
-    """
-    return base64.b64encode(text.encode("utf-8")).decode("ascii")
-
-
-def decode_contract(value: str) -> str:
-    """Inverse of :func:`encode_contract`; a clear error on garbage."""
-    try:
-        return base64.b64decode(value.encode("ascii"), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeError, ValueError) as exc:
-        raise JobArgumentError(f"--contract-b64 is not base64 of UTF-8 text: {exc}") from None
-
-
-def job_arguments(
-    *,
-    contract_b64: str | None = None,
-    contract_file: str | None = None,
-    contract_name: str | None = None,
-    policy: dict[str, Any] | None = None,
-    input_path: str | None = None,
-    input_format: str | None = None,
-    table: str | None = None,
-    filter: str | None = None,  # noqa: A002 - the fixed public name of the option
-    reference_time: str | None = None,
-    run_id: str | None = None,
-    results_table: str | None = None,
-    quarantine_table: str | None = None,
-    valid_table: str | None = None,
-    dag_id: str | None = None,
-    task_id: str | None = None,
-    airflow_run_id: str | None = None,
-    summary_out: str | None = None,
-    markers_out: str | None = None,
-    references: list[str] | None = None,
-) -> list[str]:
-    """The job's command-line arguments, built from keywords (the submitter's side of :func:`build_parser`).
-
-    >>> job_arguments(contract_b64="bmFtZTogdA==", run_id="r1", filter="d = '2024-01-01'")
-    ['--contract-b64=bmFtZTogdA==', "--filter=d = '2024-01-01'", '--run-id=r1']
-    """
-    pairs: list[tuple[str, Any]] = [
-        ("--contract-b64", contract_b64), ("--contract-file", contract_file), ("--contract-name", contract_name),
-        ("--policy-json", json.dumps(policy, sort_keys=True) if policy else None),
-        ("--input", input_path), ("--table", table), ("--input-format", input_format), ("--filter", filter),
-        ("--reference-time", reference_time), ("--run-id", run_id), ("--results-table", results_table),
-        ("--quarantine-table", quarantine_table), ("--valid-table", valid_table), ("--dag-id", dag_id),
-        ("--task-id", task_id), ("--airflow-run-id", airflow_run_id), ("--summary-out", summary_out),
-        ("--markers-out", markers_out),
-    ]
-    out: list[str] = []
-    for flag, value in pairs:
-        if value is not None and value != "":
-            # One "--flag=value" element: a value starting with "-" (a filter like "-1 < x") can
-            # never be mistaken for an option; spark-submit passes application arguments verbatim.
-            out.append(f"{flag}={value}")
-    # NAME=PATH[:FORMAT] overrides of the contract's references, carried unchanged.
-    out.extend(f"--reference={item}" for item in references or [])
-    return out
 
 
 def parse_marker(line: str) -> tuple[str, dict[str, Any]] | None:
@@ -143,32 +79,20 @@ def parse_marker(line: str) -> tuple[str, dict[str, Any]] | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The job's command line (also documented in the module docstring)."""
+    """The job's command line: the run's :class:`~airflow_dq_contracts.runspec.RunSpec`, and the marker file.
+
+    ``--markers-out`` is the submitter's own addition (standalone cluster mode appends it to the
+    arguments it was given); it wins over the spec's ``markers_out``.
+    """
+    from airflow_dq_contracts.runspec import SPEC_FILE_OPTION, SPEC_OPTION
+
     parser = argparse.ArgumentParser(prog="dq-contracts-job", description="Evaluate a data contract on Spark.",
                                      allow_abbrev=False)
-    contract = parser.add_mutually_exclusive_group(required=True)
-    contract.add_argument("--contract-b64", metavar="TEXT", help="contract YAML/JSON text, base64-encoded")
-    contract.add_argument("--contract-file", metavar="PATH",
-                          help="contract file: a path the driver can read, or the name of a file shipped "
-                               "with spark-submit --files")
-    parser.add_argument("--contract-name", metavar="NAME", help="file name used to locate contract errors")
-    parser.add_argument("--policy-json", metavar="JSON", help="severity → action policy override (JSON)")
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--input", metavar="PATH", help="dataset path (default: the contract's dataset)")
-    source.add_argument("--table", metavar="NAME", help="catalog table name")
-    parser.add_argument("--input-format", default=None, help="format of --input (default: the contract's)")
-    parser.add_argument("--filter", metavar="SQL", help="SQL predicate scoping the run")
-    parser.add_argument("--reference-time", metavar="ISO8601", help="time freshness is measured against")
-    parser.add_argument("--run-id", metavar="ID", help="run id; the same id twice replaces its results")
-    parser.add_argument("--reference", action="append", default=[], metavar="NAME=PATH[:FORMAT]",
-                        help="read the contract's reference NAME from PATH; repeatable")
-    parser.add_argument("--results-table", metavar="TARGET")
-    parser.add_argument("--quarantine-table", metavar="TARGET")
-    parser.add_argument("--valid-table", metavar="TARGET")
-    parser.add_argument("--dag-id")
-    parser.add_argument("--task-id")
-    parser.add_argument("--airflow-run-id")
-    parser.add_argument("--summary-out", metavar="FILE", help="also write the summary JSON here (driver-local)")
+    spec = parser.add_mutually_exclusive_group(required=True)
+    spec.add_argument(SPEC_OPTION, dest="spec", metavar="BASE64", help="the run's spec: base64 of its JSON")
+    spec.add_argument(SPEC_FILE_OPTION, dest="spec_file", metavar="PATH",
+                      help="the run's spec as a JSON file: a path the driver can read, or the name of a file "
+                           "shipped with spark-submit --files")
     parser.add_argument("--markers-out", metavar="FILE",
                         help="also append the DONE/ERROR marker lines to this file (cluster deploy mode: the "
                              "submitter cannot see the driver's stdout)")
@@ -193,18 +117,22 @@ def _shipped_file(name: str) -> str | None:
     return candidate if os.path.isfile(candidate) else None
 
 
-def read_contract_text(args: argparse.Namespace) -> tuple[str, str]:
-    """(contract text, file name for error locations) from the arguments."""
-    if args.contract_b64 is not None:
-        text = decode_contract(args.contract_b64)
-        # load_contract reads a single line as a file name: keep the text a document.
-        return (text if "\n" in text else text + "\n"), args.contract_name or "<contract>"
-    path = args.contract_file
+def read_spec(args: argparse.Namespace) -> RunSpec:
+    """The run's spec from the parsed arguments (inline, or the file); :class:`RunSpecError` if unreadable."""
+    from airflow_dq_contracts.runspec import SPEC_FILE_OPTION, RunSpec, RunSpecError
+
+    if args.spec is not None:
+        return RunSpec.from_argument(args.spec)
+    path = args.spec_file
     found = path if os.path.isfile(path) else _shipped_file(path)
     if found is None:
-        raise JobArgumentError(f"contract file {path!r} is neither readable on the driver nor shipped with --files")
-    with open(found, encoding="utf-8") as handle:
-        return handle.read(), args.contract_name or path
+        raise RunSpecError(f"spec file {path!r} is neither readable on the driver nor shipped with --files",
+                           field=SPEC_FILE_OPTION)
+    try:
+        with open(found, encoding="utf-8") as handle:
+            return RunSpec.from_json(handle.read())
+    except (OSError, UnicodeError) as exc:
+        raise RunSpecError(f"cannot read {found}: {exc}", field=SPEC_FILE_OPTION) from None
 
 
 def _emit(marker: str, payload: dict[str, Any], copy_to: str | None = None) -> None:
@@ -239,21 +167,26 @@ def error_text(exc: BaseException) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Evaluate as the arguments say; print the markers; return the exit code."""
+    """Evaluate the run the spec describes; print the markers; return the exit code."""
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
+    from airflow_dq_contracts.runspec import RunSpecError
 
+    markers_out = args.markers_out
     try:
-        text, filename = read_contract_text(args)
-        policy = json.loads(args.policy_json) if args.policy_json else None
-        if policy is not None and not isinstance(policy, dict):
-            raise JobArgumentError("--policy-json must be a JSON object (severity → action)")
-        contract = load_contract(text, filename=filename, policy=policy)
-    except (JobArgumentError, json.JSONDecodeError) as exc:
-        _emit(ERROR_MARKER, {"kind": "invalid_arguments", "message": str(exc)}, args.markers_out)
+        spec = read_spec(args)
+        markers_out = markers_out or spec.markers_out
+        if spec.contract_text is None:
+            raise RunSpecError("the spec carries no contract text", field="contract_text")
+        contract = load_contract(spec.contract_text, filename=spec.contract_origin,
+                                 policy=dict(spec.policy) if spec.policy is not None else None)
+        # The spec crossed a process boundary: the one check of it against its contract, before Spark.
+        spec.validate(contract)
+    except RunSpecError as exc:
+        _emit(ERROR_MARKER, {"kind": "invalid_arguments", "message": str(exc)}, markers_out)
         print(f"dq-contracts-job: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except ContractValidationError as exc:
-        _emit(ERROR_MARKER, {"kind": "invalid_contract", "message": str(exc)}, args.markers_out)
+        _emit(ERROR_MARKER, {"kind": "invalid_contract", "message": str(exc)}, markers_out)
         print(str(exc), file=sys.stderr)
         return EXIT_INVALID
 
@@ -266,32 +199,14 @@ def run(args: argparse.Namespace) -> int:
         session_started = time.time()
         spark = get_spark(app_name=f"dq-contracts:{contract.name}", local_tuning=False)
         _progress(startup_line(spark, PROCESS_STARTED, session_started))
-        result = run_contract(
-            spark,
-            contract,
-            input_path=args.input,
-            input_format=args.input_format,
-            table=args.table,
-            filter=args.filter,
-            reference_time=args.reference_time,
-            run_id=args.run_id,
-            results_table=args.results_table,
-            quarantine_table=args.quarantine_table,
-            valid_table=args.valid_table,
-            dag_id=args.dag_id,
-            task_id=args.task_id,
-            airflow_run_id=args.airflow_run_id,
-            progress=_progress,
-            references=args.reference,
-            contract_text=text,
-        )
+        result = run_contract(spark, contract, spec, progress=_progress)
         summary = result.summary()
-        if args.summary_out:
-            with open(args.summary_out, "w", encoding="utf-8") as handle:
+        if spec.summary_out:
+            with open(spec.summary_out, "w", encoding="utf-8") as handle:
                 json.dump(summary, handle, indent=2, default=str)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one readable marker + exit 1
         traceback.print_exc()
-        _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, args.markers_out)
+        _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
         return EXIT_RUN_FAILED
 
     _emit(DONE_MARKER, {
@@ -306,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
         "results_version": result.results_version,
         "started_at": summary["started_at"],
         "finished_at": summary["finished_at"],
-    }, args.markers_out)
+    }, markers_out)
     return EXIT_OK
 
 
