@@ -25,7 +25,9 @@ KEY = jvm_archive.DRIVER_OPTIONS_KEY
 def _hook(**kwargs):
     from airflow_dq_contracts.hooks import ContractSubmitHook
 
-    kwargs.setdefault("application_args", ["--contract-b64=eA==", "--input=/d"])
+    from airflow_dq_contracts.runspec import RunSpec
+
+    kwargs.setdefault("application_args", RunSpec(contract_text="name: x\n", input_path="/d").job_arguments().arguments)
     return ContractSubmitHook(**kwargs)
 
 

@@ -312,8 +312,8 @@ def test_default_outputs_live_in_the_warehouse(monkeypatch, tmp_path):
         default_quarantine_table,
         default_results_table,
         default_warehouse,
-        readable_location,
     )
+    from airflow_dq_contracts.store.delta import resolve_location
 
     monkeypatch.delenv("DQ_CONTRACTS_WAREHOUSE", raising=False)
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
@@ -322,8 +322,8 @@ def test_default_outputs_live_in_the_warehouse(monkeypatch, tmp_path):
     assert default_warehouse() == "/srv/wh"
     assert default_results_table("/srv/wh") == "/srv/wh/dq_results"
     assert default_quarantine_table("s3a://bucket/wh", "Orders (EU)") == "s3a://bucket/wh/dq_quarantine/orders_eu"
-    assert readable_location("dq.results", "/srv/wh") == "/srv/wh/dq.db/results"
-    assert readable_location("~/wh/r", "/srv/wh") == os.path.expanduser("~/wh/r")
+    assert resolve_location("dq.results", "/srv/wh") == "/srv/wh/dq.db/results"
+    assert resolve_location("~/wh/r", "/srv/wh") == os.path.expanduser("~/wh/r")
 
 
 # --------------------------------------------------------------------------------------- hook
@@ -431,10 +431,10 @@ def _is_python_driver(cmdline: str, launcher: str) -> bool:
 def test_on_kill_stops_spark_submit_and_its_python_driver(tmp_path):
     """A real spark-submit, killed once its Python driver runs: nothing of it survives."""
     from airflow_dq_contracts.hooks import ContractJobError
-    from airflow_dq_contracts.jobs.run_contract import encode_contract
+    from airflow_dq_contracts.runspec import RunSpec
 
-    hook = _hook(application_args=[f"--contract-b64={encode_contract(GOOD.replace('{{ ds }}', 'x'))}",
-                                   f"--input={tmp_path / 'never-read'}"])
+    spec = RunSpec(contract_text=GOOD.replace("{{ ds }}", "x"), input_path=str(tmp_path / "never-read"))
+    hook = _hook(application_args=spec.job_arguments().arguments)
     errors: list[BaseException] = []
 
     def run() -> None:

@@ -27,7 +27,8 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from airflow_dq_contracts.contract.model import ACTIONS
 from airflow_dq_contracts.results import (

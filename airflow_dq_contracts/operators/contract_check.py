@@ -6,7 +6,8 @@ What ``execute`` does, in order (DESIGN §2):
    (no retry: it will not get better) with every problem located, ``file:line: path: message``.
 2. **Submit** the packaged job with spark-submit through
    :class:`~airflow_dq_contracts.hooks.contract_submit.ContractSubmitHook` (a ``SparkSubmitHook``
-   on connection ``spark_default`` by default). The contract text travels inside the submission.
+   on connection ``spark_default`` by default). The run travels inside the submission as one
+   :class:`~airflow_dq_contracts.runspec.RunSpec` argument (the contract text included), built once here.
    The run id is deterministic — ``make_run_id(dag_id, run_id, task_id[, map_index])`` — so a retry
    *replaces* its results and quarantined rows instead of adding a second copy.
 3. **Read this run's rows back** from the Delta results table with delta-rs (no JVM) and push the
@@ -58,24 +59,22 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
 from airflow_dq_contracts.hooks.contract_submit import ContractJobError, ContractSubmitHook
-from airflow_dq_contracts.jobs.run_contract import encode_contract, job_arguments
+from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
-from airflow_dq_contracts.results import (
-    DECISION_GATE,
-    CheckResult,
-    ContractResult,
-    format_time,
-    make_run_id,
-    parse_time,
-    utcnow,
-)
+from airflow_dq_contracts.results import DECISION_GATE, CheckResult, ContractResult, make_run_id
+from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, normalise_reference_time
+from airflow_dq_contracts.store.delta import StoreError, is_path, resolve_location
+from airflow_dq_contracts.store.results_store import count_run_rows, read_results
+from airflow_dq_contracts.timeutil import parse_time, utcnow
 from airflow_dq_contracts.version_compat import (
     AirflowException,
     AirflowFailException,
@@ -140,42 +139,6 @@ def _join(base: str, *parts: str) -> str:
     return "/".join([base.rstrip("/"), *parts]) if "://" in base else os.path.join(base, *parts)
 
 
-def is_path(target: str) -> bool:
-    """A path or URI (``/x``, ``./x``, ``~/x``, ``s3a://…``) rather than a catalog table name."""
-    text = target.strip()
-    return "/" in text or "\\" in text or "://" in text or text.startswith((".", "~"))
-
-
-def readable_location(target: str, warehouse: str) -> str:
-    """Where delta-rs reads ``target``: the path itself, or a table name in the warehouse layout."""
-    if is_path(target):
-        return os.path.expanduser(target.strip())
-    from airflow_dq_contracts.store.delta_log import resolve_table_path
-
-    return resolve_table_path(target, warehouse)
-
-
-def _delta_exists(location: str) -> bool:
-    from deltalake import DeltaTable
-
-    try:
-        return bool(DeltaTable.is_deltatable(location))
-    except Exception:  # noqa: BLE001 - an unreachable location is "not there" for counting purposes
-        return False
-
-
-def _count_run_rows(target: str | None, warehouse: str, run_id: str) -> int | None:
-    """Rows of ``run_id`` in a quarantine/valid table; 0 when the run wrote nothing and no table exists."""
-    if not target:
-        return None
-    from airflow_dq_contracts.store.results_store import read_quarantine_count
-
-    location = readable_location(target, warehouse)
-    if not _delta_exists(location):
-        return 0
-    return read_quarantine_count(location, run_id)
-
-
 def collect_summary(
     contract: Contract,
     *,
@@ -195,18 +158,15 @@ def collect_summary(
     ``reported`` is the job's own completion payload (client mode); it is cross-checked against
     the table, never trusted instead of it: a mismatch means rows were lost or duplicated.
     """
-    from airflow_dq_contracts.store.delta_log import DeltaMetadataError
-    from airflow_dq_contracts.store.results_store import ResultsStoreError, read_results
-
     try:
-        location = readable_location(results_table, warehouse)
+        location = resolve_location(results_table, warehouse)
         # The job's report names its results commit: read that one commit, not the whole history.
         version = (reported or {}).get("results_version")
         records = read_results(location, run_id, contract_name=contract.name,
                                version=version if isinstance(version, int) else None)
-        quarantine_rows = _count_run_rows(quarantine_table, warehouse, run_id)
-        valid_rows = _count_run_rows(valid_table, warehouse, run_id)
-    except (ResultsStoreError, DeltaMetadataError, ValueError) as exc:
+        quarantine_rows = count_run_rows(quarantine_table, run_id, warehouse=warehouse)
+        valid_rows = count_run_rows(valid_table, run_id, warehouse=warehouse)
+    except (StoreError, ValueError) as exc:
         raise AirflowException(f"cannot read run {run_id} back from its Delta tables: {exc}") from None
     if not records:
         raise AirflowException(
@@ -287,7 +247,7 @@ class ContractCheckOperator(BaseOperator):
     :param spark_submit_kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``,
         ``executor_memory``, ``executor_cores``, ``num_executors``, ``deploy_mode``, ``files``…).
     :param references: ``{name: "PATH[:FORMAT]"}`` overrides of the contract's ``references:``
-        (templated; carried to the job as ``--reference``). The references' ``filter`` is part of
+        (templated; carried to the job in the run's spec). The references' ``filter`` is part of
         the contract text, which is rendered as a template like every other field.
 
     Example::
@@ -308,8 +268,8 @@ class ContractCheckOperator(BaseOperator):
     template_fields_renderers = {"contract": "yaml", "spark_conf": "json", "filter": "sql"}
     ui_color = "#e8f4e4"
 
-    # Contracts up to this size travel as a base64 argument; larger ones as a --files attachment
-    # (a single argv string is capped at 128 KiB on Linux).
+    # A run's spec (the contract text included) up to this size travels as one base64 argument; a
+    # larger one as a --files attachment (a single argv string is capped at 128 KiB on Linux).
     max_inline_contract_bytes: int = 64 * 1024
 
     def __init__(
@@ -369,8 +329,8 @@ class ContractCheckOperator(BaseOperator):
         self.report_days = report_days
         self.write_report = write_report
         # What the contract was before rendering (a path locates errors; the text replaces it).
-        self._contract_origin = (self.contract if self._is_contract_path(self.contract)
-                                 else f"<{self.task_id}.contract>")
+        self._contract_origin: str = (str(self.contract) if self._is_contract_path(self.contract)
+                                      else f"<{self.task_id}.contract>")
         self._hook: ContractSubmitHook | None = None
         self._lineage: dict[str, Any] | None = None  # what the last execute() checked and wrote
 
@@ -412,9 +372,9 @@ class ContractCheckOperator(BaseOperator):
             # interval, and Airflow 3.0 leaves the name out of the context: the default
             # reference_time "{{ data_interval_end }}" would fail the task on Jinja's StrictUndefined.
             # As on Airflow 3.1 (the name present, None), such a run uses the evaluation time.
-            context = {**context, "data_interval_end": None}  # type: ignore[assignment]
+            context = {**context, "data_interval_end": None}
         source = self.contract
-        self.contract = None  # type: ignore[assignment] - rendered below, once
+        self.contract = None  # rendered below, once
         try:
             super().render_template_fields(context, jinja_env)
         finally:
@@ -457,8 +417,6 @@ class ContractCheckOperator(BaseOperator):
         except ContractValidationError as exc:
             raise AirflowFailException(f"invalid contract, nothing submitted:\n{exc}") from None
         if isinstance(source, dict):
-            import json
-
             text = json.dumps(source, default=str)  # JSON is YAML: the job's loader reads it as is
         else:
             text = str(source) if str(source).endswith("\n") else f"{source}\n"
@@ -467,14 +425,14 @@ class ContractCheckOperator(BaseOperator):
     # ------------------------------------------------------------------ run
 
     def _reference_time(self) -> str | None:
+        """The rendered ``reference_time`` as ISO-8601 UTC (``Z``); None for none (a run without a data interval)."""
         value = self.reference_time
         if value is None or (isinstance(value, str) and value.strip() in ("", "None")):
             return None
         try:
-            moment = parse_time(value)
-        except ValueError as exc:
-            raise AirflowFailException(f"{self.task_id}: reference_time: {exc}") from None
-        return format_time(moment)
+            return normalise_reference_time(value)
+        except RunSpecError as exc:
+            raise AirflowFailException(f"{self.task_id}: reference_time: {exc.reason}") from None
 
     def _run_id(self, context: Context) -> tuple[str, str, str]:
         ti = context["ti"]
@@ -483,22 +441,43 @@ class ContractCheckOperator(BaseOperator):
         parts = [dag_id, airflow_run_id, task_id] + ([str(map_index)] if map_index is not None and map_index >= 0 else [])
         return make_run_id(*parts), dag_id, airflow_run_id
 
-    def _contract_transport(self, text: str, run_id: str) -> tuple[dict[str, Any], list[str]]:
-        """Job arguments carrying the contract, and files to ship (large contracts only)."""
-        encoded = encode_contract(text)
-        if len(encoded) <= self.max_inline_contract_bytes:
-            return {"contract_b64": encoded}, []
-        from airflow_dq_contracts.jobs.bundle import cache_dir
+    def run_spec(self, context: Context, contract: Contract, text: str, warehouse: str) -> RunSpec:
+        """This task's run as one :class:`~airflow_dq_contracts.runspec.RunSpec`, checked against ``contract``.
 
-        folder = cache_dir() / "contracts"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"contract-{run_id}.yaml"
-        path.write_text(text, encoding="utf-8")
-        # Client mode reads the absolute path; cluster mode finds the shipped copy by its name.
-        return {"contract_file": str(path)}, [str(path)]
+        The dataset defaults to the contract's; the outputs to the warehouse's. Raises
+        ``AirflowFailException`` for a run that cannot be described (no retry: it will not heal).
+        """
+        run_id, dag_id, airflow_run_id = self._run_id(context)
+        try:
+            references = {name: ReferenceOverride.parse(location) for name, location in self.references.items()}
+            return RunSpec.for_contract(
+                contract,
+                contract_text=text,
+                contract_origin=self._contract_origin,
+                policy=self.policy,
+                input_path=self.input_path or None,
+                table=self.table or None,
+                input_format=(self.input_format or None) if self.input_path else None,
+                filter=self.filter if isinstance(self.filter, str) else None,
+                references=references,
+                reference_time=self._reference_time(),
+                run_id=run_id,
+                results_table=self.results_table or default_results_table(warehouse),
+                quarantine_table=self.quarantine_table or default_quarantine_table(warehouse, contract.name),
+                valid_table=self.valid_table or None,
+                dag_id=dag_id,
+                task_id=self.task_id,
+                airflow_run_id=airflow_run_id,
+            )
+        except RunSpecError as exc:
+            raise AirflowFailException(f"{self.task_id}: {exc}") from None
 
-    def make_hook(self, application_args: list[str], files: list[str], warehouse: str) -> ContractSubmitHook:
-        """The hook that submits the job (overridable, e.g. to add ``post_submit_commands``)."""
+    def make_hook(self, application_args: list[str], files: list[str], warehouse: str,
+                  run_id: str | None = None) -> ContractSubmitHook:
+        """The hook that submits the job (overridable, e.g. to add ``post_submit_commands``).
+
+        ``run_id`` identifies the run across retries (the hook reclaims an earlier attempt's driver by it).
+        """
         kwargs = dict(self.spark_submit_kwargs)
         extra_files = kwargs.pop("files", None)
         file_list = files + ([extra_files] if isinstance(extra_files, str) else list(extra_files or []))
@@ -511,6 +490,7 @@ class ContractCheckOperator(BaseOperator):
             files=file_list or None,
             name=f"dq-contracts-{self.task_id}",
             warehouse=warehouse,
+            run_id=run_id,
             **kwargs,
         )
 
@@ -518,50 +498,17 @@ class ContractCheckOperator(BaseOperator):
         """Validate, submit, read back, push the summary; fail on gate when ``fail_on_gate``."""
         started_at = utcnow()
         contract, text = self.load_contract()
-        reference_time = self._reference_time()
-        run_id, dag_id, airflow_run_id = self._run_id(context)
         warehouse = self.warehouse or default_warehouse()
-
-        table, input_path, input_format = self.table or None, self.input_path or None, self.input_format or None
-        if not table and not input_path:
-            if not contract.dataset.name:
-                raise AirflowFailException(
-                    f"{self._contract_origin}: dataset: nothing to check — the contract has no 'dataset' "
-                    f"and {self.task_id} has neither table= nor input_path="
-                )
-            table, input_path, input_format = contract.dataset.table, contract.dataset.path, contract.dataset.format
-        dataset = table or input_path or ""
-        results_table = self.results_table or default_results_table(warehouse)
-        quarantine_table = self.quarantine_table or default_quarantine_table(warehouse, contract.name)
-        valid_table = self.valid_table or None
-        filter_sql = self.filter.strip() if isinstance(self.filter, str) and self.filter.strip() else None
-
-        unknown = sorted(set(self.references) - set(contract.references))
-        if unknown:
-            raise AirflowFailException(f"{self.task_id}: references= names {', '.join(unknown)}, which the contract "
-                                       f"does not declare (declared: {', '.join(sorted(contract.references)) or 'none'})")
-        transport, files = self._contract_transport(text, run_id)
-        args = job_arguments(
-            **transport,
-            contract_name=self._contract_origin,
-            input_path=input_path,
-            input_format=input_format if input_path else None,
-            table=table,
-            filter=filter_sql,
-            reference_time=reference_time,
-            run_id=run_id,
-            results_table=results_table,
-            quarantine_table=quarantine_table,
-            valid_table=valid_table,
-            dag_id=dag_id,
-            task_id=self.task_id,
-            airflow_run_id=airflow_run_id,
-            references=[f"{name}={location}" for name, location in sorted(self.references.items())],
-        )
+        spec = self.run_spec(context, contract, text, warehouse)
+        assert spec.run_id is not None and spec.results_table is not None  # set by run_spec
+        run_id, results_table, dataset = spec.run_id, spec.results_table, spec.dataset or ""
+        # Contracts up to max_inline_contract_bytes travel inline, larger ones as a shipped file.
+        arguments, files = spec.job_arguments(folder=cache_dir() / "specs",
+                                              max_inline_bytes=self.max_inline_contract_bytes)
         self.log.info("Contract %s %s (%d checks) on %s%s → run %s", contract.name, contract.version or "",
                       sum(1 for _ in contract.evaluated_checks()), dataset,
-                      f" where {filter_sql}" if filter_sql else "", run_id)
-        self._hook = self.make_hook(args, files, warehouse)
+                      f" where {spec.filter}" if spec.filter else "", run_id)
+        self._hook = self.make_hook(arguments, files, warehouse, run_id=run_id)
         try:
             reported = self._hook.submit_job()
         except ContractJobError as exc:
@@ -571,13 +518,13 @@ class ContractCheckOperator(BaseOperator):
 
         summary = collect_summary(
             contract, run_id=run_id, dataset=dataset, results_table=results_table,
-            quarantine_table=quarantine_table, valid_table=valid_table, warehouse=warehouse,
-            filter=filter_sql, started_at=started_at, finished_at=utcnow(), reported=reported,
+            quarantine_table=spec.quarantine_table, valid_table=spec.valid_table, warehouse=warehouse,
+            filter=spec.filter, started_at=started_at, finished_at=utcnow(), reported=reported,
         )
         summary["report"] = self._write_report(context, summary, warehouse) if self.write_report else None
-        self._lineage = {"contract": contract, "summary": summary, "warehouse": warehouse, "table": table,
-                         "input_path": input_path,
-                         "outputs": [t for t in (results_table, quarantine_table, valid_table) if t]}
+        self._lineage = {"contract": contract, "summary": summary, "warehouse": warehouse, "table": spec.table,
+                         "input_path": spec.input_path,
+                         "outputs": [t for t in (results_table, spec.quarantine_table, spec.valid_table) if t]}
         counts = summary["counts"]
         quarantine = summary.get("quarantine") or {}
         self.log.info("Decision %s: %d passed, %d failed, %d error; %s rows, %s quarantined (results in %s)",
@@ -601,9 +548,9 @@ class ContractCheckOperator(BaseOperator):
         quarantine = (summary.get("quarantine") or {}).get("table")
         try:
             page = build_report(
-                readable_location(summary["results_table"], warehouse), summary["contract"]["name"],
+                resolve_location(summary["results_table"], warehouse), summary["contract"]["name"],
                 run_id=summary["run_id"], days=self.report_days, report_link=url,
-                quarantine_table=readable_location(quarantine, warehouse) if quarantine else None,
+                quarantine_table=resolve_location(quarantine, warehouse) if quarantine else None,
             )
             write_report(page, path)
         except Exception as exc:  # noqa: BLE001 - the report is a view: never fail the check for it
@@ -629,8 +576,8 @@ class ContractCheckOperator(BaseOperator):
 
             warehouse = state["warehouse"]
             table = state["table"]
-            input_location = readable_location(table, warehouse) if table else state["input_path"]
-            outputs = [(readable_location(t, warehouse), None if is_path(t) else t) for t in state["outputs"]]
+            input_location = resolve_location(table, warehouse) if table else state["input_path"]
+            outputs = [(resolve_location(t, warehouse), None if is_path(t) else t) for t in state["outputs"]]
             return operator_lineage(state["contract"], state["summary"], input_location=input_location,
                                     input_table=table, outputs=outputs)
         except ImportError:

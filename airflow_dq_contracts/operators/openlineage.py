@@ -12,10 +12,11 @@ Example (what the provider's listener does after ``execute``)::
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from airflow_dq_contracts.interop import lineage
 from airflow_dq_contracts.contract import Contract
+from airflow_dq_contracts.interop import lineage
 
 
 def _dataset(location: str, table: str | None, facets: dict[str, Any] | None = None,

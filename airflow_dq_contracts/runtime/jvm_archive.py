@@ -27,7 +27,6 @@ Example::
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import glob
 import hashlib
@@ -38,10 +37,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
+from airflow_dq_contracts.runspec import RunSpec
 from airflow_dq_contracts.runtime import jars, spark_config
+from airflow_dq_contracts.timeutil import format_time, utcnow
 
 ARCHIVE_ENV = "DQ_CONTRACTS_JVM_ARCHIVE"
 OFF_VALUES = {"off", "0", "false", "no", "none"}
@@ -247,7 +248,7 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
             raise ArchiveError("spark-submit not found (install pyspark or set SPARK_HOME)")
         with tempfile.TemporaryDirectory(prefix="dq-jvm-archive-") as work:
             root = Path(work)
-            now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+            now = utcnow().replace(microsecond=0)
             _write_warmup_input(root / "input", now)
             staging = archive.parent / f".{archive.name}.{os.getpid()}.tmp"
             staging.unlink(missing_ok=True)
@@ -255,15 +256,16 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
                     "spark.jars": ",".join(delta), "spark.pyspark.driver.python": sys.executable,
                     "spark.pyspark.python": sys.executable,
                     DRIVER_OPTIONS_KEY: f"-XX:ArchiveClassesAtExit={staging}"}
-            job = Path(__file__).resolve().parent / "jobs" / "run_contract.py"
+            job = Path(__file__).resolve().parent.parent / "jobs" / "run_contract.py"
             command = [spark_submit, "--master", "local[1]"]
             for key, value in conf.items():
                 command += ["--conf", f"{key}={value}"]
-            command += [str(job), "--contract-b64", base64.b64encode(_WARMUP_CONTRACT.encode()).decode(),
-                        "--contract-name", "jvm_warmup.yaml", "--input", str(root / "input"),
-                        "--input-format", "delta", "--reference-time", now.isoformat(),
-                        "--results-table", str(root / "results"), "--quarantine-table", str(root / "quarantine"),
-                        "--valid-table", str(root / "valid")]
+            # The run the operator would submit, as the operator submits it: one spec argument.
+            spec = RunSpec(contract_text=_WARMUP_CONTRACT, contract_origin="jvm_warmup.yaml",
+                           input_path=str(root / "input"), input_format="delta", reference_time=format_time(now),
+                           results_table=str(root / "results"), quarantine_table=str(root / "quarantine"),
+                           valid_table=str(root / "valid"))
+            command += [str(job), *spec.job_arguments().arguments]
             env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_SUBMIT_ARGS",)}
             env[ARCHIVE_ENV] = "off"
             env["PATH"] = search_path
