@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_dq_contracts.contract import load_contract
-from airflow_dq_contracts.engine import sinks
+from airflow_dq_contracts.store import sinks
 from airflow_dq_contracts.engine.runner import DatasetError, RunArgumentError, run_contract
 
 pytestmark = pytest.mark.spark
