@@ -181,7 +181,7 @@ def test_p1_orphans_are_quarantined_exactly_and_rows_are_conserved(spark, tables
 
 def test_cli_reference_override_and_no_abbreviations(spark, tables, tmp_path, capsys):
     from airflow_dq_contracts.cli.main import build_parser, main
-    from airflow_dq_contracts.engine.runner import parse_reference_override
+    from airflow_dq_contracts.runspec import parse_reference_override
 
     assert parse_reference_override("customers=s3://b/dim:delta") == ("customers", "s3://b/dim", "delta")
     assert parse_reference_override("customers=s3://b/dim") == ("customers", "s3://b/dim", None)
@@ -466,11 +466,15 @@ def _check_plans(spark, root) -> None:
 
 
 def test_job_carries_references_unchanged():
-    from airflow_dq_contracts.jobs.run_contract import build_parser, job_arguments
+    # References travel inside the run's spec (one JSON argument), not as NAME=PATH[:FORMAT] strings.
+    from airflow_dq_contracts.jobs.run_contract import build_parser, read_spec
+    from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec
 
-    args = job_arguments(contract_b64="eA==", references=["customers=s3://b/dim:delta", "src=/raw"])
-    assert args[-2:] == ["--reference=customers=s3://b/dim:delta", "--reference=src=/raw"]
-    parsed = build_parser().parse_args(args)
-    assert parsed.reference == ["customers=s3://b/dim:delta", "src=/raw"]
+    given = {"customers": ReferenceOverride("s3://b/dim", "delta"), "src": ReferenceOverride("/raw")}
+    arguments, files = RunSpec(contract_text="x\n", references=given).job_arguments()
+    assert files == [] and len(arguments) == 1
+    assert dict(read_spec(build_parser().parse_args(arguments)).references) == given
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["--contract-b64=eA==", "--ref=x=y"])
+        build_parser().parse_args([*arguments, "--ref=x=y"])
+    with pytest.raises(SystemExit):  # no abbreviations
+        build_parser().parse_args(["--spec-f=/x"])
