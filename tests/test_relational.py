@@ -478,3 +478,15 @@ def test_job_carries_references_unchanged():
         build_parser().parse_args([*arguments, "--ref=x=y"])
     with pytest.raises(SystemExit):  # no abbreviations
         build_parser().parse_args(["--spec-f=/x"])
+
+
+def test_references_are_prepared_once_per_run():
+    # The evaluator prepares them (each filter analysed once); annotate given them reuses them as they are.
+    from airflow_dq_contracts.engine.relational import prepare_references
+
+    document = {"name": "orders", "references": {"customers": {"path": "/x", "filter": "active"}}}
+    contract = load_contract(document)
+    prepared = prepare_references(contract, {"customers": "cannot read /x"})
+    assert prepared == {"customers": "cannot read /x"}
+    assert prepare_references(contract, prepared) is prepared
+    assert prepare_references(load_contract(document), prepared) is not prepared  # another contract: prepared anew
