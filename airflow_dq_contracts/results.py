@@ -148,7 +148,7 @@ class CheckResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckResult:
         """Inverse of :meth:`to_dict`; also accepts rows read back from the Delta table."""
-        kwargs = {name: data.get(name) for name, _ in RESULT_COLUMNS}
+        kwargs: dict[str, Any] = {name: data.get(name) for name, _ in RESULT_COLUMNS}
         kwargs["evaluated_at"] = parse_time(kwargs["evaluated_at"]) or utcnow()
         kwargs["reference_time"] = parse_time(kwargs["reference_time"])
         for key in ("metric_value", "expected_min", "expected_max"):

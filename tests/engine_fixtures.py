@@ -15,8 +15,9 @@ import math
 import random
 import re
 import statistics
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 UTC = dt.timezone.utc
 REFERENCE_TIME = dt.datetime(2024, 1, 20, 6, 0, tzinfo=UTC)

@@ -14,19 +14,19 @@ import math
 from typing import Any
 
 import pytest
-
-from airflow_dq_contracts.contract import load_contract
-from airflow_dq_contracts.engine import annotate, evaluate
 from engine_fixtures import (
     REFERENCE_TEXT,
     Expected,
-    in_scope,
     close,
     expected_for,
+    in_scope,
     make_rows,
     to_df,
     verdict,
 )
+
+from airflow_dq_contracts.contract import load_contract
+from airflow_dq_contracts.engine import annotate, evaluate
 
 pytestmark = pytest.mark.spark
 
@@ -201,10 +201,10 @@ def evaluation(spark):
 
 
 def test_every_check_type_and_return_mode_is_covered():
-    assert TABLE_TYPES_SEEN == {"num_rows", "duplicates", "freshness", "completeness"}
-    assert COLUMN_TYPES_SEEN == {"cardinality", "min", "max", "mean", "sum", "count", "variance", "stddev",
+    assert {"num_rows", "duplicates", "freshness", "completeness"} == TABLE_TYPES_SEEN
+    assert {"cardinality", "min", "max", "mean", "sum", "count", "variance", "stddev",
                                  "percentile", "missing", "duplicates", "whitelist", "blacklist", "pattern",
-                                 "min_length", "max_length", "avg_length"}
+                                 "min_length", "max_length", "avg_length"} == COLUMN_TYPES_SEEN
     for kind in ("missing", "duplicates", "whitelist", "blacklist", "pattern",
                  "min_length", "max_length", "avg_length"):
         modes = {c[2].get("return") for c in NAMED if c[2]["type"] == kind and c[0] is not None}

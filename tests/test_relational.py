@@ -7,14 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pyspark.sql import functions as F
-
-from airflow_dq_contracts.contract import ContractValidationError, load_contract
-from airflow_dq_contracts.engine import Evaluator, annotate, evaluate
-from airflow_dq_contracts.engine.relational import UnsafeQuery, safe_query
-from airflow_dq_contracts.engine.runner import run_contract
-
-from test_engine_scan import _plan
 from relational_fixtures import (
     DIM_DDL,
     FACT_DDL,
@@ -24,6 +16,12 @@ from relational_fixtures import (
     orphans,
     row_condition_violations,
 )
+from test_engine_scan import _plan
+
+from airflow_dq_contracts.contract import ContractValidationError, load_contract
+from airflow_dq_contracts.engine import Evaluator, annotate, evaluate
+from airflow_dq_contracts.engine.relational import UnsafeQuery, safe_query
+from airflow_dq_contracts.engine.runner import run_contract
 
 pytestmark = pytest.mark.spark
 
@@ -454,7 +452,7 @@ def _check_plans(spark, root) -> None:
 
     scan = _plan(evaluator.scan_frame)
     assert scan.count("FileScan parquet") == 1 and "orders_p" in scan and "customers_p" not in scan
-    for identity, frame in evaluator.join_frames.items():
+    for frame in evaluator.join_frames.values():
         plan = _plan(frame)
         # The main data once, the reference once, joined by broadcast (the reduced side is small).
         assert plan.count("orders_p]") == 1 and plan.count("customers_p]") == 1, plan

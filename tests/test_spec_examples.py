@@ -364,7 +364,7 @@ def test_format_shortcuts_are_the_spec_table() -> None:
         "date": r"^\d{4}-\d{2}-\d{2}$",
         "datetime": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}",
     }
-    assert FORMAT_PATTERNS == spec_table
+    assert spec_table == FORMAT_PATTERNS
 
 
 def test_fixtures_cover_every_check_named_in_the_spec() -> None:

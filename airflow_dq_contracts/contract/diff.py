@@ -299,7 +299,7 @@ def _column_changes(old: Column, new: Column) -> list[Change]:
         elif before is None:
             changes.append(Change(COMPATIBLE, COLUMN_TYPE_DECLARED, name,
                                   f"column {name!r} now declares type {after}", new=after))
-        elif widens(old.type, new.type):
+        elif old.type is not None and new.type is not None and widens(old.type, new.type):
             changes.append(Change(COMPATIBLE, COLUMN_WIDENED, name,
                                   f"column {name!r} type widened: {before} → {after}", old=before, new=after))
         else:

@@ -271,7 +271,7 @@ def _build(data: Any, smap: SourceMap, duplicates: list, policy_override: dict |
 
 def _indexed_checks(data: dict, checks: list[Check]) -> list[tuple[int, Check]]:
     """The built table-level checks with their index in the document (invalid ones were dropped)."""
-    raw = data.get("checks") if isinstance(data.get("checks"), list) else []
+    raw: list[Any] = data["checks"] if isinstance(data.get("checks"), list) else []
     by_path = {f"checks[{i}]": i for i in range(len(raw))}
     return [(by_path[c.path], c) for c in checks if c.path in by_path]
 
@@ -376,11 +376,11 @@ def _column_type(ctx: _Ctx, raw: Any, path: Path) -> ColumnType | None:
             return ColumnType(COMPLEX_KINDS[lowered], raw=raw)
         match = _DECIMAL.match(text)
         if match:
-            precision, scale = int(match.group(2)), int(match.group(3) or 0)
-            if not 1 <= precision <= 38 or scale > precision:
+            digits, places = int(match.group(2)), int(match.group(3) or 0)
+            if not 1 <= digits <= 38 or places > digits:
                 ctx.add(path, f"decimal precision must be in [1, 38] and scale in [0, precision], got {raw!r}")
                 return None
-            return ColumnType("decimal", precision=precision, scale=scale, raw=raw)
+            return ColumnType("decimal", precision=digits, scale=places, raw=raw)
         known = list(SCALAR_TYPES) + list(COMPLEX_KINDS)
         ctx.add(path, f"unknown column type {raw!r}{_similar(lowered, known)}")
         return None

@@ -58,6 +58,12 @@ def exact(value: float | int) -> Decimal:
     return Decimal(repr(float(value)))
 
 
+def _exact_bound(value: float | None) -> Decimal:
+    """A bound the validator's kind requires (set by construction), as :func:`exact` reads it."""
+    assert value is not None, "the validator's kind declares this bound"
+    return exact(value)
+
+
 @dataclasses.dataclass(frozen=True)
 class Validator:
     """An acceptance condition over one float metric."""
@@ -88,15 +94,15 @@ class Validator:
             return False
         actual, tol = exact(metric), exact(self.tolerance)
         if self.kind == "min":
-            return actual >= exact(self.low) - tol
+            return actual >= _exact_bound(self.low) - tol
         if self.kind == "max":
-            return actual <= exact(self.high) + tol
+            return actual <= _exact_bound(self.high) + tol
         if self.kind == "between":
-            return exact(self.low) - tol <= actual <= exact(self.high) + tol
+            return _exact_bound(self.low) - tol <= actual <= _exact_bound(self.high) + tol
         if self.kind == "not_between":
-            return actual < exact(self.low) - tol or actual > exact(self.high) + tol
+            return actual < _exact_bound(self.low) - tol or actual > _exact_bound(self.high) + tol
         # equals
-        return abs(actual - exact(self.low)) <= tol
+        return abs(actual - _exact_bound(self.low)) <= tol
 
     @property
     def lower_bound(self) -> float | None:

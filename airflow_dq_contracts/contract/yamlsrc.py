@@ -55,7 +55,7 @@ class _Builder(yaml.SafeLoader):
     pass
 
 
-_PLAIN_COLLECTION_TAGS = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
+_PLAIN_COLLECTION_TAGS: dict[type[yaml.Node], str] = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
 
 
 def _refuse_foreign_tag(node: yaml.Node, loader: yaml.SafeLoader) -> None:

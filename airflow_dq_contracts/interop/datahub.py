@@ -319,7 +319,7 @@ class DataHubImporter:
         if cond is None:
             return
         src.keys(cond, ("type", "columns"), cond_path, "a schema condition")
-        mode = {"exact_match": "exact", "contains": "contains"}.get(cond.get("type"))
+        mode = {"exact_match": "exact", "contains": "contains"}.get(str(cond.get("type")))
         if mode is None:
             src.refuse(cond_path + ("type",), f"unknown schema condition {cond.get('type')!r}; known: exact_match, contains")
             return
@@ -514,6 +514,7 @@ class FieldValues:
         zero = not self.threshold
         if self.exclude_nulls and zero:
             if stats is None:
+                assert conforming is not None  # not both None (handled above)
                 return self.add({"name": self.name, **conforming}, col)
             for suffix, check in stats:
                 self.add({"name": f"{self.name}{suffix}", **check}, col)
@@ -565,11 +566,11 @@ class FieldValues:
         if kind in ("greater_than_or_equal_to", "less_than_or_equal_to", "between"):
             stats = []
             if kind != "less_than_or_equal_to":
-                low = cond.low if kind == "between" else cond.value
-                stats.append((" (min)" if kind == "between" else "", {"type": "min", "min": plain(low), "tolerance": 0}))
+                lower = cond.low if kind == "between" else cond.value
+                stats.append((" (min)" if kind == "between" else "", {"type": "min", "min": plain(lower), "tolerance": 0}))  # type: ignore[arg-type]
             if kind != "greater_than_or_equal_to":
-                high = cond.high if kind == "between" else cond.value
-                stats.append((" (max)" if kind == "between" else "", {"type": "max", "max": plain(high), "tolerance": 0}))
+                upper = cond.high if kind == "between" else cond.value
+                stats.append((" (max)" if kind == "between" else "", {"type": "max", "max": plain(upper), "tolerance": 0}))  # type: ignore[arg-type]
             if kind == "between" and cond.low > cond.high:  # type: ignore[operator]
                 self.src.refuse(self.path + ("condition",), "between: min is greater than max")
                 return None
