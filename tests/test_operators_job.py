@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from airflow_dq_contracts.jobs import bundle as job_bundle
+from airflow_dq_contracts.jobs import markers
 from airflow_dq_contracts.jobs import run_contract as job
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec
 
@@ -121,9 +122,9 @@ def test_invalid_contract_is_reported_with_its_location_and_no_spark():
     bad = CONTRACT.replace("max: 0", "maxx: 0")
     out = _run_job(_spec_argument(_spec(contract_text=bad, contract_origin="contracts/t.yaml", input_path="/nowhere")))
     assert out.returncode == job.EXIT_INVALID
-    marker = [job.parse_marker(line) for line in out.stdout.splitlines()]
+    marker = [markers.parse_marker(line) for line in out.stdout.splitlines()]
     marker = [m for m in marker if m]
-    assert len(marker) == 1 and marker[0][0] == job.ERROR_MARKER
+    assert len(marker) == 1 and marker[0][0] == markers.ERROR_MARKER
     payload = marker[0][1]
     assert payload["kind"] == "invalid_contract"
     assert payload["message"].startswith("contracts/t.yaml:6: columns[0].checks[0].maxx: unknown key 'maxx'")
@@ -133,7 +134,7 @@ def test_invalid_contract_is_reported_with_its_location_and_no_spark():
 def test_garbage_spec_argument_is_a_clear_error():
     out = _run_job("--spec=###")
     assert out.returncode == job.EXIT_INVALID
-    kinds = [m[1]["kind"] for m in map(job.parse_marker, out.stdout.splitlines()) if m]
+    kinds = [m[1]["kind"] for m in map(markers.parse_marker, out.stdout.splitlines()) if m]
     assert kinds == ["invalid_arguments"]
     assert "not base64" in out.stdout
     assert "Traceback" not in out.stderr
@@ -155,14 +156,14 @@ def test_a_spec_the_job_cannot_read_is_refused_before_spark(tmp_path, document, 
     path.write_text(document)
     out = _run_job(f"--spec-file={path}")
     assert out.returncode == job.EXIT_INVALID
-    assert [m[1]["kind"] for m in map(job.parse_marker, out.stdout.splitlines()) if m] == ["invalid_arguments"]
+    assert [m[1]["kind"] for m in map(markers.parse_marker, out.stdout.splitlines()) if m] == ["invalid_arguments"]
     assert fragment in out.stdout and "Traceback" not in out.stderr
 
 
 def test_a_spec_that_does_not_fit_its_contract_is_invalid_arguments():
     out = _run_job(_spec_argument(_spec(references={"nope": ReferenceOverride("/x")})))
     assert out.returncode == job.EXIT_INVALID
-    payload = [m[1] for m in map(job.parse_marker, out.stdout.splitlines()) if m]
+    payload = [m[1] for m in map(markers.parse_marker, out.stdout.splitlines()) if m]
     assert payload == [{"kind": "invalid_arguments",
                         "message": "references: nope, which the contract does not declare (declared: none)"}]
 
@@ -182,7 +183,7 @@ def test_usage_error_exits_2():
     ("26/11/23 09:17:08 INFO SparkContext: Running Spark version 4.1.1", None),
 ])
 def test_marker_parsing(line, expected):
-    assert job.parse_marker(line) == expected
+    assert markers.parse_marker(line) == expected
 
 
 def test_error_text_drops_jvm_frames_and_is_capped():

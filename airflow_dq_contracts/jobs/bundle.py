@@ -112,15 +112,16 @@ def _write_atomic(target: Path, data: bytes) -> None:
     if target.exists() and target.read_bytes() == data:
         return
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    replaced = False
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)  # atomic: a concurrent reader sees the old file or the new, never half
-    except BaseException:
-        if os.path.exists(tmp):
+        replaced = True
+    finally:
+        if not replaced and os.path.exists(tmp):  # whatever stopped us (even an interrupt): no litter
             os.unlink(tmp)
-        raise
 
 
 def build_job_bundle(dest: Path | str | None = None) -> JobBundle:

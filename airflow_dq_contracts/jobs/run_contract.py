@@ -41,41 +41,24 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+# parse_marker is re-exported for submitters of earlier releases; new code imports it from jobs.markers.
+from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER
+from airflow_dq_contracts.jobs.markers import parse_marker as parse_marker
+
 if TYPE_CHECKING:
     from airflow_dq_contracts.runspec import RunSpec
 
-# The package's own modules are imported where they are used: this module imports with the standard
+# The package's other modules are imported where they are used: this module imports with the standard
 # library alone (a driver that lacks a dependency still gets a marker saying so, not an ImportError).
 
 # When this driver's Python began (epoch seconds): the start-up progress line measures from it.
 PROCESS_STARTED = time.time()
 
-DONE_MARKER = "DQ_CONTRACTS_DONE"
-ERROR_MARKER = "DQ_CONTRACTS_ERROR"
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
 EXIT_INVALID = 2
 # A JVM exception's text can carry a whole stack trace: keep the head, which names the cause.
 MAX_ERROR_CHARS = 4000
-
-
-def parse_marker(line: str) -> tuple[str, dict[str, Any]] | None:
-    """(marker, payload) when ``line`` is one of the job's marker lines, else None.
-
-    >>> parse_marker('DQ_CONTRACTS_DONE {"decision":"pass"}')
-    ('DQ_CONTRACTS_DONE', {'decision': 'pass'})
-    >>> parse_marker("26/01/01 INFO SparkContext: Running Spark") is None
-    True
-    """
-    text = line.strip()
-    for marker in (DONE_MARKER, ERROR_MARKER):
-        if text.startswith(marker + " "):
-            try:
-                payload = json.loads(text[len(marker) + 1:])
-            except json.JSONDecodeError:
-                return None
-            return (marker, payload) if isinstance(payload, dict) else None
-    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
