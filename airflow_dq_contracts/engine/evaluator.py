@@ -153,7 +153,7 @@ def filter_condition(df: DataFrame, text: str) -> Column:
 def _case_sensitive(spark: SparkSession) -> bool:
     try:
         return str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a session whose conf cannot be read: Spark's default (insensitive)
         return False
 
 
@@ -358,7 +358,7 @@ class Evaluator:
                 try:
                     with quiet_pyspark_errors():
                         item.scan_values = list(self.df.agg(*exprs[lo:hi]).collect()[0])
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:  # noqa: BLE001 - the metric that breaks on this data errors alone
                     item.error = f"Spark could not compute this metric: {first_line(exc)}"
         return values
 
