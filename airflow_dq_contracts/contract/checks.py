@@ -2,9 +2,12 @@
 
 This is the contract-side half of a check type (plain Python). The Spark-side half — the metric
 expressions and the per-row predicate — is one small class per type in
-:mod:`airflow_dq_contracts.engine.metrics`, registered under the same name.
+:mod:`airflow_dq_contracts.engine.metrics` (by family), listed under the same (level, name) in
+``engine/metrics/registry.py``.
 
-Adding a check type: one :class:`CheckType` here, one metric class there, tests beside both.
+Adding a check type: one :class:`CheckType` here, one metric class in its family module and one line in
+the registry's ``METRIC_CLASSES``, tests beside both (``tests/test_engine_imports.py`` checks the two
+tables cover the same types).
 """
 
 from __future__ import annotations
