@@ -150,10 +150,9 @@ def run_dag(dag: Any, **kwargs: Any) -> tuple[dict[str, str], Any]:
 
 def xcom_value(dag_run: Any, task_id: str, key: str = "return_value") -> Any:
     """The XCom ``key`` pushed by ``task_id`` in ``dag_run`` (deserialised), or None."""
-    from sqlalchemy import select
-
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
     with create_session() as session:
         row = session.scalars(

@@ -13,8 +13,6 @@ mode of ``spark_config``), else from ``--packages``.
 
 from __future__ import annotations
 
-import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
-
 import datetime as dt
 import json
 import os
@@ -24,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 import pytest
 from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
     DAGS_FOLDER,

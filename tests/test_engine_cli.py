@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from engine_fixtures import PRESENT_DAYS, REFERENCE_TEXT, make_rows, to_df, verdict
 from test_engine_checks import NAMED, _expected, contract_dict
 

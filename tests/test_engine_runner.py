@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from airflow_dq_contracts.contract import load_contract
-from airflow_dq_contracts.store import sinks
 from airflow_dq_contracts.engine.runner import DatasetError, RunArgumentError, run_contract
+from airflow_dq_contracts.store import sinks
 
 pytestmark = pytest.mark.spark
 
@@ -70,7 +70,7 @@ def test_run_contract_writes_conserving_rows_and_replaces_on_rerun(spark, tmp_pa
     lines: list[str] = []
     scope = [r for r in ROWS if r[3] == "2024-05-01"]
 
-    for attempt in range(2):  # the same run id twice: the second replaces the first
+    for _attempt in range(2):  # the same run id twice: the second replaces the first
         result = run_contract(spark, contract, input_path=source, input_format="delta", filter="day = '2024-05-01'",
                               reference_time="2024-05-02T00:00:00Z", run_id="run-1", progress=lines.append, **targets)
         assert result.row_count == len(scope)

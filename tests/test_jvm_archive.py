@@ -7,14 +7,13 @@ archive does not fit — and reads Java's own class-loading log: Spark's classes
 
 from __future__ import annotations
 
-import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
-
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 import pytest
 
 from airflow_dq_contracts.runtime import jars, jvm_archive
@@ -24,7 +23,6 @@ KEY = jvm_archive.DRIVER_OPTIONS_KEY
 
 def _hook(**kwargs):
     from airflow_dq_contracts.hooks import ContractSubmitHook
-
     from airflow_dq_contracts.runspec import RunSpec
 
     kwargs.setdefault("application_args", RunSpec(contract_text="name: x\n", input_path="/d").job_arguments().arguments)

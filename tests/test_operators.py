@@ -7,10 +7,7 @@ The full runs through ``dag.test()`` are in ``test_dags_examples.py``.
 
 from __future__ import annotations
 
-import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
-
 import datetime as dt
-import importlib.metadata
 import json
 import os
 import subprocess
@@ -19,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 import pytest
 
 from airflow_dq_contracts.results import CheckResult, ContractResult
@@ -338,8 +336,8 @@ def _hook(**kwargs):
 
 def test_hook_refuses_to_submit_over_a_mismatched_pyspark_client(monkeypatch):
     """pyspark-client of another version overwrote PySpark's Python files: say so, run nothing."""
-    from airflow_dq_contracts.runtime import spark_config
     from airflow_dq_contracts.hooks import ContractJobError
+    from airflow_dq_contracts.runtime import spark_config
 
     monkeypatch.delenv("SPARK_HOME", raising=False)
     monkeypatch.setattr(spark_config, "_dist_version", {"pyspark": "4.1.1", "pyspark-client": "4.2.0"}.__getitem__)
