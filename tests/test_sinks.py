@@ -238,6 +238,44 @@ def test_same_run_twice_leaves_one_copy_and_other_runs_accumulate(spark, tmp_pat
     assert run_counts(spark, path, "run_id") == {tricky: 2}
 
 
+def test_spark_results_store_writes_replaces_and_reads_through_the_store_interface(spark, tmp_path):
+    from airflow_dq_contracts.store.base import ResultsStore
+    from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS
+
+    sk = sinks()
+    path = str(tmp_path / "dq_results")
+    store = sk.SparkResultsStore(spark, path)
+    assert isinstance(store, ResultsStore)
+    first = make_records("run-1", n=4)
+    version = store.write_run(first, "run-1")
+    assert version is not None and version == store.committed_version()
+    assert as_dicts(store.read_run("run-1", version=version)) == as_dicts(first)
+    assert store.read_run("run-1", contract_name="customers") == []
+
+    # A retry of the run replaces its rows in a later commit.
+    retried = make_records("run-1", variant=1, n=2)
+    again = store.write_run(retried, "run-1")
+    assert again is not None and again > version
+    assert as_dicts(store.read_run("run-1", contract_name="orders")) == as_dicts(retried)
+
+    # make_records leaves reference_time NULL for every third-plus-one check: no history point.
+    dated = sorted(r.check_id for r in retried if r.reference_time is not None)
+    window = store.read_history("orders", since=T0 - dt.timedelta(days=30), until=T0)
+    assert sorted(row["check_id"] for row in window) == dated
+    assert store.read_history("orders", since=T0) == []
+
+    row = {name: None for name, _ in REGISTRY_COLUMNS}
+    row.update(contract_name="orders", contract_version="1.0.0", owner="team-a", first_run_at=T0,
+               last_run_at=T0, last_run_id="run-1")
+    store.upsert_registry(row)
+    later = T0 + dt.timedelta(hours=1)
+    store.upsert_registry({**row, "owner": "team-b", "first_run_at": later, "last_run_at": later,
+                           "last_run_id": "run-2"})
+    stored = store.read_registry("orders")
+    assert (stored["owner"], stored["first_run_at"], stored["last_run_id"]) == ("team-b", T0, "run-2")
+    assert store.read_registry("orders", "9.9.9") is None and store.read_registry("customers") is None
+
+
 def test_four_concurrent_writers_into_a_table_that_does_not_exist_yet(spark, tmp_path):
     sk = sinks()
     path = str(tmp_path / "results")
@@ -301,6 +339,34 @@ def test_table_name_target_in_the_default_database(spark):
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
         spark.sql(f"DROP TABLE IF EXISTS {quarantine}")
+
+
+def test_spark_results_store_reads_catalog_tables_with_spark(spark):
+    from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS
+
+    sk = sinks()
+    database = f"dq_store_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE DATABASE {database}")
+    try:
+        store = sk.SparkResultsStore(spark, f"{database}.results")
+        assert store.registry_table == f"{database}.dq_contracts"
+        records = make_records("run-1", n=2)
+        store.write_run(records, "run-1")
+        assert as_dicts(store.read_run("run-1")) == as_dicts(records)
+        assert store.read_run("run-1", contract_name="customers") == []
+        window = store.read_history("orders", since=T0 - dt.timedelta(days=30), until=T0)
+        assert sorted(row["check_id"] for row in window) == sorted(r.check_id for r in records if r.reference_time)
+        assert store.read_registry("orders") is None  # no registry table yet
+
+        row = {name: None for name, _ in REGISTRY_COLUMNS}
+        row.update(contract_name="orders", contract_version="1.0.0", owner="team-a", first_run_at=T0,
+                   last_run_at=T0, last_run_id="run-1")
+        store.upsert_registry(row)
+        stored = store.read_registry("orders", "1.0.0")
+        assert (stored["owner"], stored["first_run_at"]) == ("team-a", T0)
+        assert store.read_registry("customers") is None
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {database} CASCADE")
 
 
 def test_results_input_errors_are_clear(spark, tmp_path):
