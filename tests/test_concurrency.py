@@ -16,6 +16,7 @@ back with delta-rs, not with the Spark code under test. Tests assert what happen
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -72,20 +73,19 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
     jars_dir.mkdir()
     env = _env(DQ_CONTRACTS_JARS_DIR=str(jars_dir))
     env.pop("DQ_CONTRACTS_DELTA_JARS", None)  # a fresh worker: nothing pre-resolved
-    logs = [open(tmp_path / f"run-{n}.log", "w") for n in range(WRITERS)]  # files: a full pipe would block
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", str(contract), "--input", str(data),
-             "--input-format", "json", "--run-id", f"run-{n}", "--results-table", str(results),
-             "--master", "local[1]", "--conf", f"spark.jars.ivy={ivy}", "--json-out", str(tmp_path / f"{n}.json")],
-            cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
-        for n, log in enumerate(logs)
-    ]
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    for proc in procs:
-        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-    for log in logs:
-        log.close()
+    with contextlib.ExitStack() as files:
+        logs = [files.enter_context(open(tmp_path / f"run-{n}.log", "w")) for n in range(WRITERS)]  # a full pipe would block
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", str(contract), "--input", str(data),
+                 "--input-format", "json", "--run-id", f"run-{n}", "--results-table", str(results),
+                 "--master", "local[1]", "--conf", f"spark.jars.ivy={ivy}", "--json-out", str(tmp_path / f"{n}.json")],
+                cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+            for n, log in enumerate(logs)
+        ]
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        for proc in procs:
+            proc.wait(timeout=max(1.0, deadline - time.monotonic()))
     outputs = [(tmp_path / f"run-{n}.log").read_text() for n in range(WRITERS)]
 
     for proc, output in zip(procs, outputs):
@@ -109,39 +109,38 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
 def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
     # Output to files, not pipes: a writer whose unread pipe fills (Spark's warnings on every retried
     # conflict) would block while the test waits for another one.
-    logs = [(open(tmp_path / f"writer-{n}.out", "w"), open(tmp_path / f"writer-{n}.err", "w")) for n in range(WRITERS)]
-    procs = [
-        subprocess.Popen([sys.executable, str(APPS / "sink_writer.py"), "--root", str(tmp_path),
-                          "--writer", str(n), "--rounds", str(ROUNDS)],
-                         env=_env(), stdout=out, stderr=err, text=True)
-        for n, (out, err) in enumerate(logs)
-    ]
-    try:
-        deadline = time.monotonic() + DEADLINE_SECONDS
-        while not all((tmp_path / f"ready-{n}").exists() for n in range(WRITERS)):
-            dead = [n for n, p in enumerate(procs) if p.poll() is not None]
-            assert not dead, (tmp_path / f"writer-{dead[0]}.err").read_text()[-3000:]
-            assert time.monotonic() < deadline, "writers did not start"
-            time.sleep(0.5)
-        # All six released at once; each round is one write onto a new table, so the writers stay
-        # nearly in step and race to create every round's table. (Releasing each round only once all
-        # six finished the last made every round a six-way commit conflict on appends too: on a loaded
-        # two-core machine, over 25 minutes.)
-        for round_no in range(ROUNDS):
-            (tmp_path / f"go-{round_no}").touch()
-        outcomes = []
-        for n, proc in enumerate(procs):
-            proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-            assert proc.returncode == 0, (tmp_path / f"writer-{n}.err").read_text()[-3000:]
-            out = (tmp_path / f"writer-{n}.out").read_text()
-            outcomes += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-        for out, err in logs:
-            out.close()
-            err.close()
+    with contextlib.ExitStack() as files:
+        logs = [(files.enter_context(open(tmp_path / f"writer-{n}.out", "w")),
+                 files.enter_context(open(tmp_path / f"writer-{n}.err", "w"))) for n in range(WRITERS)]
+        procs = [
+            subprocess.Popen([sys.executable, str(APPS / "sink_writer.py"), "--root", str(tmp_path),
+                              "--writer", str(n), "--rounds", str(ROUNDS)],
+                             env=_env(), stdout=out, stderr=err, text=True)
+            for n, (out, err) in enumerate(logs)
+        ]
+        try:
+            deadline = time.monotonic() + DEADLINE_SECONDS
+            while not all((tmp_path / f"ready-{n}").exists() for n in range(WRITERS)):
+                dead = [n for n, p in enumerate(procs) if p.poll() is not None]
+                assert not dead, (tmp_path / f"writer-{dead[0]}.err").read_text()[-3000:]
+                assert time.monotonic() < deadline, "writers did not start"
+                time.sleep(0.5)
+            # All six released at once; each round is one write onto a new table, so the writers stay
+            # nearly in step and race to create every round's table. (Releasing each round only once all
+            # six finished the last made every round a six-way commit conflict on appends too: on a loaded
+            # two-core machine, over 25 minutes.)
+            for round_no in range(ROUNDS):
+                (tmp_path / f"go-{round_no}").touch()
+            outcomes = []
+            for n, proc in enumerate(procs):
+                proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+                assert proc.returncode == 0, (tmp_path / f"writer-{n}.err").read_text()[-3000:]
+                out = (tmp_path / f"writer-{n}.out").read_text()
+                outcomes += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
 
     failures = [o for o in outcomes if not o["ok"]]
     assert not failures, failures[:3]

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts.store import results_store
 from airflow_dq_contracts.results import CheckResult
+from airflow_dq_contracts.store import results_store
 
 pytestmark = pytest.mark.spark
 
@@ -572,7 +572,7 @@ class Interferer:
         self.errors: list[BaseException] = []
         self.thread = threading.Thread(target=self._loop, daemon=True)
 
-    def __enter__(self) -> "Interferer":
+    def __enter__(self) -> Interferer:
         self.thread.start()
         return self
 
@@ -644,9 +644,8 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     # Every attempt conflicts: after max_attempts a clear error, and nothing of the run is written.
     signals = tmp_path / "signals-exhausted"
     signals.mkdir()
-    with Interferer(spark, path, signals, budget=100) as interferer:
-        with pytest.raises(sk.SinkError) as caught:
-            sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=2)
+    with Interferer(spark, path, signals, budget=100) as interferer, pytest.raises(sk.SinkError) as caught:
+        sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=2)
     assert not interferer.errors, interferer.errors
     message = str(caught.value)
     assert f"quarantine table {path!r}" in message

@@ -13,10 +13,9 @@ import os
 
 import pytest
 
-from airflow_dq_contracts.store import results_store
 from airflow_dq_contracts.contract import load_contract
-from airflow_dq_contracts.store import sinks
 from airflow_dq_contracts.engine.runner import run_contract
+from airflow_dq_contracts.store import results_store, sinks
 
 pytestmark = pytest.mark.spark
 
@@ -248,7 +247,7 @@ def test_a_small_input_runs_with_cheaper_settings_and_the_same_results(spark, tm
             spark.conf.set(SMALL_INPUT_CONF_KEY, limit)
         seen: list[tuple[str, str, str]] = []
 
-        def progress(line: str) -> None:
+        def progress(line: str, seen: list[tuple[str, str, str]] = seen) -> None:
             seen.append((line, spark.conf.get("spark.sql.codegen.wholeStage"),
                          spark.conf.get("spark.sql.shuffle.partitions")))
         try:

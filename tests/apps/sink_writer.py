@@ -33,9 +33,9 @@ def main() -> int:
 
     from pyspark.sql import functions as F
 
-    from airflow_dq_contracts.store import sinks
     from airflow_dq_contracts.engine.session import get_spark
     from airflow_dq_contracts.results import CheckResult
+    from airflow_dq_contracts.store import sinks
 
     spark = get_spark(app_name=f"sink-writer-{args.writer}", master="local[1]")
     violation = "array(named_struct('check_id','id/min','check_name','min','check_type','min',"\
