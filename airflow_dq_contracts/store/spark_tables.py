@@ -48,7 +48,7 @@ from airflow_dq_contracts.store.delta import StoreError, is_path
 
 __all__ = [
     "CONFLICT_MARKERS", "CREATION_WAIT_SECONDS", "RETRY_BASE_SECONDS", "RETRY_MAX_SECONDS", "SPARK_TYPES",
-    "NotDeltaTable", "SinkError", "SparkTarget", "append_rows", "check_attempts", "check_run_id", "first_line",
+    "TableBeingCreated", "SinkError", "SparkTarget", "append_rows", "check_attempts", "check_run_id", "first_line",
     "forget_cached_log", "is_conflict", "nullable_type", "path_state", "quote_identifier", "replace_run_rows",
     "replace_where", "resolve_target", "rows_committed", "spark_sql_string", "with_retries",
 ]
@@ -159,7 +159,7 @@ class SparkTarget:
         """True for an existing Delta table; SinkError if something else is in the way.
 
         A path that holds a ``_delta_log`` folder but no readable commit yet is a table another
-        writer is creating right now: :class:`NotDeltaTable`, which the write waits out (by time).
+        writer is creating right now: :class:`TableBeingCreated`, which the write waits out (by time).
         """
         if self.path is not None:
             if is_delta_path(spark, self.path):
@@ -174,7 +174,7 @@ class SparkTarget:
             if is_delta_path(spark, self.path):
                 return True
             if state == "delta_log":
-                raise NotDeltaTable(f"{self}: {self.path} has a _delta_log but no commit yet (being created?)",
+                raise TableBeingCreated(f"{self}: {self.path} has a _delta_log but no commit yet (being created?)",
                                     target=self.text)
             # Writing a Delta log over a folder of other files would silently bury them.
             raise SinkError(f"{self}: {self.path} exists but is not a Delta table", target=self.text)
@@ -211,7 +211,7 @@ class SparkTarget:
             # loser with whatever its (stale, cached) log says, e.g. [DELTA_TABLE_NOT_FOUND]. Drop
             # the cached log and let the retry loop look again (waiting by time, not attempts).
             forget_cached_log(spark, self.path)
-            raise NotDeltaTable(f"{self}: created by another writer meanwhile ({first_line(exc, 200)})",
+            raise TableBeingCreated(f"{self}: created by another writer meanwhile ({first_line(exc, 200)})",
                                 target=self.text) from exc
 
     def run_absent(self, run_column: str, run_id: str) -> bool:
@@ -354,7 +354,7 @@ def is_conflict(exc: BaseException) -> bool:
     return any(marker in text for marker in CONFLICT_MARKERS)
 
 
-class NotDeltaTable(SinkError):
+class TableBeingCreated(SinkError):
     """A ``_delta_log`` folder without a commit yet where a table should be: another writer creating it."""
 
 
@@ -376,7 +376,7 @@ def with_retries(action: Callable[[int], _T], target: SparkTarget, max_attempts:
     while attempt <= max_attempts:
         try:
             return action(attempt)
-        except NotDeltaTable:
+        except TableBeingCreated:
             now = time.monotonic()
             creation_deadline = creation_deadline or now + CREATION_WAIT_SECONDS
             if now >= creation_deadline:
