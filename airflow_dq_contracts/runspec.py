@@ -175,7 +175,7 @@ class RunSpec:
       e.g. ``dq-contracts run`` and the Python API), ``contract_origin`` (the name errors are located
       in) and ``policy`` (severity → action override applied when it is loaded);
     * the dataset: ``input_path`` or ``table``, ``input_format``; ``filter`` (SQL predicate);
-    * ``references``: ``{name: ReferenceOverride}`` (kept as sorted pairs; see :attr:`reference_map`);
+    * ``references``: ``{name: ReferenceOverride}`` (sorted by name; a copy of what was given);
     * ``reference_time`` (ISO-8601 ``Z`` text, normalised on construction), ``run_id``;
     * the outputs: ``results_table``, ``quarantine_table``, ``valid_table``;
     * Airflow's identity of the run: ``dag_id``, ``task_id``, ``airflow_run_id``;
@@ -192,7 +192,7 @@ class RunSpec:
     table: str | None = None
     input_format: str | None = None
     filter: str | None = None
-    references: tuple[tuple[str, ReferenceOverride], ...] = ()
+    references: Mapping[str, ReferenceOverride] = dataclasses.field(default_factory=dict, hash=False)
     reference_time: str | None = None
     run_id: str | None = None
     results_table: str | None = None
@@ -225,7 +225,7 @@ class RunSpec:
                 raise RunSpecError(f"unknown format {self.input_format!r} (one of {', '.join(DATASET_FORMATS)})",
                                    field="input_format")
             object.__setattr__(self, "input_format", self.input_format.lower())
-        object.__setattr__(self, "references", _reference_pairs(self.references))
+        object.__setattr__(self, "references", _reference_mapping(self.references))
         object.__setattr__(self, "reference_time", normalise_reference_time(self.reference_time))
 
     # ------------------------------------------------------------------ building
@@ -259,7 +259,7 @@ class RunSpec:
         airflow_dq_contracts.runspec.RunSpecError: references: rwa, which the contract does not declare (declared: none)
         """
         dataset_source(contract, self.input_path, self.table, self.input_format)
-        unknown = sorted(set(self.reference_map) - set(contract.references))
+        unknown = sorted(set(self.references) - set(contract.references))
         if unknown:
             declared = ", ".join(sorted(contract.references)) or "none"
             raise RunSpecError(f"{', '.join(unknown)}, which the contract does not declare (declared: {declared})",
@@ -272,15 +272,10 @@ class RunSpec:
         """What the run checks: the table name or the input path (None before :meth:`for_contract`)."""
         return self.table or self.input_path
 
-    @property
-    def reference_map(self) -> dict[str, ReferenceOverride]:
-        """The reference overrides by name."""
-        return dict(self.references)
-
     def resolved_references(self, contract: Contract) -> dict[str, Reference]:
         """The contract's references with this run's overrides applied (names checked by :meth:`validate`)."""
         references = dict(contract.references)
-        for name, override in self.references:
+        for name, override in self.references.items():
             references[name] = override.apply_to(references[name])
         return references
 
@@ -296,7 +291,7 @@ class RunSpec:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if field.name == "references":
-                value = {name: dataclasses.asdict(override) for name, override in self.references} or None
+                value = {name: dataclasses.asdict(override) for name, override in self.references.items()} or None
             elif field.name == "policy" and value is not None:
                 value = dict(value)
             if value is not None:
@@ -374,8 +369,8 @@ class RunSpec:
         return cls.from_json(text)
 
 
-def _reference_pairs(value: Any) -> tuple[tuple[str, ReferenceOverride], ...]:
-    """Overrides given as a mapping or pairs → sorted (name, override) pairs; anything else refused."""
+def _reference_mapping(value: Any) -> Mapping[str, ReferenceOverride]:
+    """Overrides given as a mapping or (name, override) pairs → a new dict sorted by name (picklable, unlike a proxy)."""
     items = value.items() if isinstance(value, Mapping) else value
     try:
         pairs = [(name, override) for name, override in items]
@@ -388,4 +383,4 @@ def _reference_pairs(value: Any) -> tuple[tuple[str, ReferenceOverride], ...]:
     names = [name for name, _ in pairs]
     if len(set(names)) != len(names):
         raise RunSpecError(f"a name given twice in {names}", field="references")
-    return tuple(sorted(pairs, key=lambda pair: pair[0]))
+    return dict(sorted(pairs, key=lambda pair: pair[0]))
