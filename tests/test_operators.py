@@ -494,14 +494,14 @@ def offline_delta(monkeypatch, tmp_path):
 def test_hook_seam_attribute_reaches_the_parents_command(name, offline_delta):
     hook = _hook()
     value, expected = _COMMAND_ATTRIBUTES[name]
-    hook._rewire_parent(**{name: value})
+    hook.adapter.set(**{name: value})
     cmd = hook._build_spark_submit_command("app.py")
     assert tuple(expected) in list(zip(cmd, cmd[1:]))
 
 
 def test_hook_seam_application_args_follow_the_application(offline_delta):
     hook = _hook()
-    hook._rewire_parent(application_args=["--a=1", "b"])
+    hook.adapter.set(application_args=["--a=1", "b"])
     assert hook._build_spark_submit_command("app.py")[-3:] == ["app.py", "--a=1", "b"]
 
 
@@ -509,7 +509,7 @@ def test_hook_seam_driver_id_and_status_are_the_parents_tracking_state(monkeypat
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_SEAM", json.dumps({
         "conn_type": "spark", "host": "spark://127.0.0.1", "port": 7077, "extra": {"deploy-mode": "cluster"}}))
     hook = _hook(conn_id="spark_seam")
-    hook._rewire_parent(driver_id=None, driver_status=None)
+    hook.adapter.set(driver_id=None, driver_status=None)
     # The parent reads the driver id out of spark-submit's output into the attribute the hook resets.
     hook._process_spark_submit_log(iter(["INFO Client: Driver successfully submitted as driver-20240101000000-0007"]))
     assert hook._driver_id == "driver-20240101000000-0007"
@@ -522,4 +522,4 @@ def test_hook_seam_refuses_an_attribute_the_parent_does_not_have(offline_delta):
     from airflow_dq_contracts.version_compat import AirflowException
 
     with pytest.raises(AirflowException, match="has no attribute _no_such_thing"):
-        _hook()._rewire_parent(no_such_thing=1)
+        _hook().adapter.set(no_such_thing=1)

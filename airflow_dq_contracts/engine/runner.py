@@ -36,7 +36,9 @@ from airflow_dq_contracts.runspec import RunSpec, RunSpecError, dataset_source
 from airflow_dq_contracts.store.delta import open_table
 from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 
-from .evaluator import Evaluator, annotate, filter_condition, first_line, quiet_pyspark_errors, tagging_checks
+from .evaluator import Evaluator, annotate, filter_condition, tagging_checks
+from .relational import needed_views
+from .spark_errors import first_line, quiet_pyspark_errors
 from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit, driver_read_size
 
 Progress = Callable[[str], None]
@@ -273,8 +275,6 @@ def read_references(spark: SparkSession, contract: Contract, references: dict[st
     """
     references = contract.references if references is None else references
     used = {c.params.get("reference") for c in contract.all_checks()}
-    from .relational import needed_views
-
     used |= set(needed_views(contract))
     out: dict[str, DataFrame | str] = {}
     for alias, ref in references.items():
@@ -366,8 +366,9 @@ def run_contract(
             from airflow_dq_contracts.store import sinks
 
             if writes_rows:
+                # The evaluator's references are already prepared (filters analysed once per run).
                 _write_rows(spark, contract, df, result, run_id, spec.quarantine_table, spec.valid_table, say,
-                            reference_frames)
+                            evaluator.references)
             if results_table:
                 began = time.perf_counter()
                 result.results_table = results_table

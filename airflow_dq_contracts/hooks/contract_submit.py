@@ -51,7 +51,7 @@ from airflow_dq_contracts.hooks.standalone import (
     StandaloneDriverRoute,
 )
 from airflow_dq_contracts.jobs.bundle import CACHE_ENV, JobBundle, build_job_bundle
-from airflow_dq_contracts.jobs.run_contract import DONE_MARKER, ERROR_MARKER, parse_marker
+from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.runtime import jars as jar_resolution
 from airflow_dq_contracts.runtime import jvm_archive, spark_config
 from airflow_dq_contracts.version_compat import AirflowException
@@ -91,7 +91,8 @@ class ContractSubmitHook(SparkSubmitHook):
 
     Example::
 
-        hook = ContractSubmitHook(application_args=["--contract-b64=...", "--input=/data/orders"], run_id="dq-1")
+        shipped = spec.job_arguments()     # one RunSpec argument (airflow_dq_contracts.runspec)
+        hook = ContractSubmitHook(application_args=shipped.arguments, files=shipped.files, run_id=spec.run_id)
         hook.submit_job()
     """
 
@@ -180,10 +181,6 @@ class ContractSubmitHook(SparkSubmitHook):
                     "Standalone cluster mode: the driver reads the job from %s on a Spark worker; set $%s "
                     "to a folder the workers see at the same path (a shared volume)", self.bundle.zip_path.parent,
                     CACHE_ENV)
-
-    def _rewire_parent(self, **values: Any) -> None:
-        """Set ``SparkSubmitHook``'s command state: :meth:`SparkSubmitAdapter.set` (kept for earlier callers)."""
-        self.adapter.set(**values)
 
     # ------------------------------------------------------------------ settings
 

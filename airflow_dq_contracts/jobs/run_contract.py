@@ -41,9 +41,7 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-# parse_marker is re-exported for submitters of earlier releases; new code imports it from jobs.markers.
 from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER
-from airflow_dq_contracts.jobs.markers import parse_marker as parse_marker
 
 if TYPE_CHECKING:
     from airflow_dq_contracts.runspec import RunSpec

@@ -137,7 +137,7 @@ def complete_jars(folder: Path) -> list[Path] | None:
 
 
 @contextlib.contextmanager
-def _exclusive(lock_path: Path, deadline: float, what: str) -> Iterator[None]:
+def exclusive_lock(lock_path: Path, deadline: float, what: str) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``lock_path``; wait for it until ``deadline`` (monotonic)."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -190,12 +190,12 @@ def resolve(
     what = ", ".join(wanted)
     deadline = time.monotonic() + timeout
     ivy_root = Path(ivy_home).expanduser() if ivy_home else default_ivy_home()
-    with _exclusive(root / f".{name}.lock", deadline, what):
+    with exclusive_lock(root / f".{name}.lock", deadline, what):
         found = complete_jars(folder)  # the process we waited for has usually made it meanwhile
         if found:
             return found
         # Two resolutions of different coordinates into one Ivy cache are as unsafe as two of the same.
-        with _exclusive(ivy_root / ".airflow-dq-contracts.lock", deadline, what):
+        with exclusive_lock(ivy_root / ".airflow-dq-contracts.lock", deadline, what):
             staging = Path(tempfile.mkdtemp(prefix=f".{name}.staging-", dir=root))
             try:
                 jars = _run_ivy(wanted, staging, ivy_root, ivy_settings, max(1.0, deadline - time.monotonic()))

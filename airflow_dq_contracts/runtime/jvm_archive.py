@@ -236,7 +236,7 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
         return archive
     archive.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
-    with jars._exclusive(archive.parent / f".{archive.name}.lock", deadline, "the JVM archive"):
+    with jars.exclusive_lock(archive.parent / f".{archive.name}.lock", deadline, "the JVM archive"):
         if not force and _built(archive):
             return archive  # another process built it while we waited
         # spark-submit finds its Spark through the ``python3`` on PATH: make it this interpreter's.
