@@ -465,7 +465,7 @@ columns:
 
 
 def test_tags_reach_a_results_table_written_by_the_previous_version(spark, tmp_path):
-    from airflow_dq_contracts.engine import sinks
+    from airflow_dq_contracts.store import sinks
     from airflow_dq_contracts.results import RESULT_COLUMNS
 
     first_wave = [(name, kind) for name, kind in RESULT_COLUMNS

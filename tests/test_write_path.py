@@ -201,13 +201,13 @@ def test_the_read_back_reads_the_runs_own_commit_and_falls_back_to_a_scan(spark,
 
     scanned = results_store.read_results(results, "run-b", contract_name="write_path")
     assert len(scanned) == len(retried.checks)
-    from_commit = results_store._commit_rows(results, retried.results_version, "run-b", names)
+    from_commit = results_store.commit_rows(results, retried.results_version, "run-b", names)
     assert from_commit is not None and len(from_commit) == len(scanned)  # the one-commit path was taken
     assert results_store.read_results(results, "run-b", contract_name="write_path",
                                       version=retried.results_version) == scanned
     # Not the run's commit (run-a's, or the table's creation), or no such version: the scan answers.
     for version in (run_a.results_version, 0, 999):
-        assert results_store._commit_rows(results, version, "run-b", names) is None
+        assert results_store.commit_rows(results, version, "run-b", names) is None
         assert results_store.read_results(results, "run-b", contract_name="write_path", version=version) == scanned
     # The expected failed rows, from plain Python: whitelist misses in DIRTY.
     known = {c.check_id: c.failed_rows for c in scanned}["status/known"]

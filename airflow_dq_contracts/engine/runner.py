@@ -373,9 +373,11 @@ def run_contract(
                 began = time.perf_counter()
                 result.results_table = results_table
                 result.finished_at = utcnow()
-                _register(spark, contract, result, spec.contract_text)
-                sinks.write_results(spark, result.checks, results_table, run_id=run_id)
-                result.results_version = sinks.committed_version(spark, results_table)
+                # Through the store's interface: the registry row first (a reader that finds the run's
+                # results also finds its owner, SLA and tables), then the run's rows and their commit.
+                store = sinks.SparkResultsStore(spark, results_table)
+                store.upsert_registry(_registry_row(contract, result, spec.contract_text))
+                result.results_version = store.write_run(result.checks, run_id)
                 say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
     result.finished_at = utcnow()
     return result
@@ -428,16 +430,13 @@ def _write_rows(spark: SparkSession, contract: Contract, df: DataFrame, result: 
         f"valid {result.valid_rows if valid_table else '-'} in {time.perf_counter() - began:.2f} s")
 
 
-def _register(spark: SparkSession, contract: Contract, result: ContractResult, contract_text: str | None) -> None:
-    """Upsert the run's contract version into the registry beside the results table (before the results:
-    a reader that finds the run's results also finds its owner, SLA and tables)."""
-    from airflow_dq_contracts.store.registry import contract_source_text, registry_row, registry_table_for
-    from airflow_dq_contracts.store.registry_sink import write_registry
+def _registry_row(contract: Contract, result: ContractResult, contract_text: str | None) -> dict[str, Any]:
+    """The registry row of the run's contract version (its text, owner, SLA, tables and this run)."""
+    from airflow_dq_contracts.store.registry import contract_source_text, registry_row
 
     assert result.results_table is not None
-    row = registry_row(
+    return registry_row(
         contract, contract_text=contract_text if contract_text is not None else contract_source_text(contract),
         run_id=result.run_id, run_at=result.started_at, decision=result.decision, dataset=result.dataset,
         results_table=result.results_table, quarantine_table=result.quarantine_table, valid_table=result.valid_table,
     )
-    write_registry(spark, row, registry_table_for(result.results_table))

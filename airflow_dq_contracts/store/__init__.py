@@ -12,7 +12,15 @@ Plain Python (delta-rs; no Spark, no Airflow):
 * :mod:`.registry` — the registry layout, its row, its reader.
 * :mod:`.delta_log`, :mod:`.table_facts`, :mod:`.parquet_dir` — freshness and partition facts from
   table metadata (the sensors' questions), and the plain-Parquet fallback.
+* :mod:`.delta_commits` — the commits delta-rs makes from a driver (a new run's results append, the
+  registry upsert), with the checks that say when it may.
 
-Spark side (may import pyspark; no plain module imports them): ``sinks``, ``registry_sink``,
-``spark_history``.
+Spark side (may import pyspark; no plain module imports them):
+
+* ``sinks`` — the facade the job imports: everything below under one name.
+* ``spark_store`` — ``SparkResultsStore``, the interface inside a Spark job.
+* ``spark_tables`` — targets (path or catalog name), safe creation, commit retries, ``replaceWhere``.
+* ``spark_results`` — the results table's writes (append when new, replace on retry) and version.
+* ``spark_rows`` — quarantine and valid rows (the valid/quarantine split, idempotent per run).
+* ``registry_sink`` — the registry upsert through Spark; ``spark_history`` — history of a catalog table.
 """

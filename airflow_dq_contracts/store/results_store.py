@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, QUARANTINE_RUN_ID, RESULT_COLUMNS, CheckResult
+from airflow_dq_contracts.store import delta_commits
 from airflow_dq_contracts.store import history, registry
 from airflow_dq_contracts.store.base import ResultsStore
 from airflow_dq_contracts.store.delta import (
@@ -56,7 +57,7 @@ __all__ = [
 ResultsStoreError = StoreError
 
 
-def _commit_rows(location: str, version: int, run_id: str, names: list[str]) -> list[dict[str, Any]] | None:
+def commit_rows(location: str, version: int, run_id: str, names: list[str]) -> list[dict[str, Any]] | None:
     """The rows commit ``version`` of the results table added, if it is a write of run ``run_id``.
 
     Reads that one JSON log entry and the data files it adds, so its cost does not depend on the
@@ -132,7 +133,7 @@ def read_results(
         failed = [c.check_id for c in checks if not c.passed]
     """
     if version is not None and is_path(path):
-        fast = _commit_rows(normalise_location(path), int(version), run_id,
+        fast = commit_rows(normalise_location(path), int(version), run_id,
                             [name for name, _ in RESULT_COLUMNS])
         if fast is not None and (contract_name is None or all(r["contract_name"] == contract_name for r in fast)):
             records = [CheckResult.from_dict(row) for row in fast]
@@ -217,9 +218,6 @@ class DeltaResultsStore(ResultsStore):
 
     def write_run(self, records: Sequence[CheckResult], run_id: str) -> int | None:
         """Append a new run's rows with delta-rs; :class:`StoreError` when only Spark's writer can commit them."""
-        # Here until store.delta_commits is in the tree; then a module-level import (it imports no reader: no cycle).
-        from airflow_dq_contracts.store import delta_commits
-
         version = delta_commits.append_results(self.location, records, run_id, storage_options=self.storage_options)
         if version is None:
             raise StoreError(
@@ -258,9 +256,6 @@ class DeltaResultsStore(ResultsStore):
 
     def upsert_registry(self, row: Mapping[str, Any]) -> None:
         """Merge ``row`` into the registry with delta-rs; :class:`StoreError` when only Spark's writer can."""
-        # Here until store.delta_commits is in the tree; then a module-level import (it imports no reader: no cycle).
-        from airflow_dq_contracts.store import delta_commits
-
         if not delta_commits.upsert_registry(self.registry_location, row, storage_options=self.storage_options):
             raise StoreError(
                 f"this commit needs Spark's Delta writer: delta-rs cannot upsert into the registry table "

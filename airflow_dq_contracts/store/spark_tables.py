@@ -330,7 +330,7 @@ def is_conflict(exc: BaseException) -> bool:
 
         try:
             df.write.format("delta").mode("append").save(path)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failed write may be a commit conflict
             retry = is_conflict(exc)
     """
     try:
