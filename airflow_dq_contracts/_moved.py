@@ -12,8 +12,8 @@ import importlib.abc
 import importlib.util
 import sys
 import warnings
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Sequence
 
 #: old dotted name → new dotted name
 MOVED: dict[str, str] = {

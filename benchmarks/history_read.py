@@ -29,8 +29,8 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from airflow_dq_contracts.contract.baseline import Baseline, gated_runs, judge, select_points  # noqa: E402
-from airflow_dq_contracts.store.history import read_history  # noqa: E402
 from airflow_dq_contracts.results import RESULT_COLUMNS  # noqa: E402
+from airflow_dq_contracts.store.history import read_history  # noqa: E402
 
 UTC = dt.timezone.utc
 START = dt.datetime(2022, 1, 1, tzinfo=UTC)

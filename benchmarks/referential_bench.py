@@ -28,7 +28,8 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -134,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
             join = statistics.median(join_times)
             print(f"{label:6} orphans {answers['engine']:,.0f}: engine {engine:.2f} s (its join pass {join:.2f} s), "
                   f"hand anti-join {hand:.2f} s; ratio whole evaluation {engine / hand:.2f}, join pass "
-                  f"{join / hand:.2f} (runs: engine {['%.2f' % t for t in times['engine']]}, "
-                  f"hand {['%.2f' % t for t in times['hand']]})", flush=True)
+                  f"{join / hand:.2f} (runs: engine {[f'{t:.2f}' for t in times['engine']]}, "
+                  f"hand {[f'{t:.2f}' for t in times['hand']]})", flush=True)
     finally:
         if not args.workdir:
             shutil.rmtree(folder, ignore_errors=True)

@@ -128,7 +128,6 @@ with DAG(
         """Publish only the rows the job kept as valid for this run; the rest wait in quarantine."""
         import pyarrow.compute as pc
         from deltalake import DeltaTable
-
         from orders_data import COLUMNS, write_orders
 
         valid = DeltaTable(VALID_ORDERS).to_pyarrow_table()

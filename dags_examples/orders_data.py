@@ -25,8 +25,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import random
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 UTC = dt.timezone.utc
 STATUSES = ("pending", "processing", "shipped", "delivered", "cancelled")

@@ -145,9 +145,8 @@ def run_outcome(outcome: str, day: dt.date, progress: Progress) -> bool:
 
     logical = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=dt.timezone.utc)
     with progress(f"run {DAG_ID} with outcome={outcome!r} for {day} (spark-submit on local[*]; log: "
-                  f"{log_file.relative_to(ROOT)})"):
-        with _quiet(log_file):
-            dag_run = dag.test(logical_date=logical, run_after=logical, run_conf={"outcome": outcome})
+                  f"{log_file.relative_to(ROOT)})"), _quiet(log_file):
+        dag_run = dag.test(logical_date=logical, run_after=logical, run_conf={"outcome": outcome})
 
     states, summary = _outcome(dag_run, "check_orders")
     print()

@@ -26,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import ipaddress
@@ -44,8 +45,9 @@ import urllib.request
 import uuid
 import warnings
 import zipfile
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import pytest
 
@@ -488,10 +490,8 @@ class StandaloneCluster:
             time.sleep(0.5)
         leftovers = self.processes()
         for proc in leftovers:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         if leftovers:
             _wait_until(lambda: not self.processes(), 15, "")
             survivors = self.processes()

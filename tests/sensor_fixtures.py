@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq

@@ -18,6 +18,13 @@ API's ``/links`` endpoint).
 from __future__ import annotations
 
 import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
+from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
+    airflow_db,
+    install_dag,
+    run_dag,
+    use_cached_delta_jars,
+    xcom_value,
+)
 
 import datetime as dt
 import email
@@ -28,13 +35,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
-    airflow_db,
-    install_dag,
-    run_dag,
-    use_cached_delta_jars,
-    xcom_value,
-)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
@@ -190,11 +190,10 @@ def test_gate_mails_the_owner_and_the_task_links_its_report(setup, smtp):
 
 def _api_links(dag_run, task_id: str) -> dict:
     """``GET /api/v2/.../taskInstances/{task}/links`` of Airflow's own API app, in process (as an admin)."""
-    from fastapi.testclient import TestClient
-
     from airflow.api_fastapi.app import create_app
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
     from airflow.api_fastapi.core_api.security import get_user
+    from fastapi.testclient import TestClient
 
     patch = pytest.MonkeyPatch()
     patch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "True")

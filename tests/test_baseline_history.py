@@ -19,8 +19,8 @@ import pytest
 
 from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.engine import evaluate
-from airflow_dq_contracts.store import sinks
 from airflow_dq_contracts.results import format_time
+from airflow_dq_contracts.store import sinks
 
 pytestmark = pytest.mark.spark
 

@@ -27,8 +27,8 @@ import json
 import re
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from cluster_fixtures import (  # noqa: F401  (spark_cluster is a fixture)

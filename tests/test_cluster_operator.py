@@ -26,6 +26,7 @@ alone with ``pytest -m cluster``. Each spark-submit costs ~10-50 s here; there a
 from __future__ import annotations
 
 import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
+from airflow_fixtures import DAGS_FOLDER, airflow_db, run_dag, xcom_value  # noqa: F401  (airflow_db: fixture)
 
 import datetime as dt
 import json
@@ -36,11 +37,11 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-from airflow_fixtures import DAGS_FOLDER, airflow_db, run_dag, xcom_value  # noqa: F401  (airflow_db: fixture)
 from cluster_fixtures import MASTER_CLASS, StandaloneCluster, spark_cluster  # noqa: F401  (spark_cluster: fixture)
 
 from airflow_dq_contracts.results import make_run_id

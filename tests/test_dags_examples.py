@@ -13,6 +13,15 @@ mode of ``spark_config``), else from ``--packages``.
 
 from __future__ import annotations
 
+import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
+from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
+    DAGS_FOLDER,
+    airflow_db,
+    run_dag,
+    use_cached_delta_jars,
+    xcom_value,
+)
+
 import datetime as dt
 import json
 import os
@@ -22,15 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 import pytest
-from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
-    DAGS_FOLDER,
-    airflow_db,
-    run_dag,
-    use_cached_delta_jars,
-    xcom_value,
-)
 
 from airflow_dq_contracts.results import make_run_id
 

@@ -8,11 +8,12 @@ One spark-submit run (~1 min here).
 
 from __future__ import annotations
 
+import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
+from airflow_fixtures import run_dag, xcom_value
+
 import datetime as dt
 
-import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 import pytest
-from airflow_fixtures import run_dag, xcom_value
 from test_dags_examples import _interval, _load, _table_rows, env, orders_data  # noqa: F401  (env: fixture)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]

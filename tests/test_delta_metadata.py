@@ -17,21 +17,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-
-from airflow_dq_contracts.store.delta_log import (
-    ColumnNotFoundError,
-    ColumnTypeError,
-    DeltaMetadataError,
-    NotPartitionedError,
-    TableNotFoundError,
-    WAREHOUSE_ENV,
-    evaluate_completeness,
-    evaluate_freshness,
-    last_commit_time,
-    newest_timestamp,
-    partition_values,
-    resolve_table_path,
-)
 from sensor_fixtures import (
     delta_data_files,
     now_utc,
@@ -40,6 +25,21 @@ from sensor_fixtures import (
     write_events,
     write_hive_folder,
     write_many_files,
+)
+
+from airflow_dq_contracts.store.delta_log import (
+    WAREHOUSE_ENV,
+    ColumnNotFoundError,
+    ColumnTypeError,
+    DeltaMetadataError,
+    NotPartitionedError,
+    TableNotFoundError,
+    evaluate_completeness,
+    evaluate_freshness,
+    last_commit_time,
+    newest_timestamp,
+    partition_values,
+    resolve_table_path,
 )
 
 

@@ -465,8 +465,8 @@ columns:
 
 
 def test_tags_reach_a_results_table_written_by_the_previous_version(spark, tmp_path):
-    from airflow_dq_contracts.store import sinks
     from airflow_dq_contracts.results import RESULT_COLUMNS
+    from airflow_dq_contracts.store import sinks
 
     first_wave = [(name, kind) for name, kind in RESULT_COLUMNS
                   if name not in ("tags", "reference_time", "expected_min", "expected_max")]

@@ -22,7 +22,7 @@ from airflow_dq_contracts.runtime import jars, spark_config
 ROOT = Path(__file__).resolve().parent.parent
 DELTA = spark_config.delta_package()
 # Ivy's file name of the Delta jar for the installed Spark (4.0 and 4.1 need different artifacts).
-DELTA_JAR = "{0}_{1}-{2}.jar".format(*DELTA.split(":"))
+DELTA_JAR = "{}_{}-{}.jar".format(*DELTA.split(":"))
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -7,13 +7,14 @@ archive does not fit — and reads Java's own class-loading log: Spark's classes
 
 from __future__ import annotations
 
+import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
+
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 import pytest
 
 from airflow_dq_contracts.runtime import jars, jvm_archive

@@ -10,12 +10,6 @@ delta-rs). Plus the plain-Python naming rules and the operator being silent with
 from __future__ import annotations
 
 import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
-
-import json
-import os
-import statistics
-
-import pytest
 from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
     airflow_db,
     install_dag,
@@ -23,6 +17,12 @@ from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
     use_cached_delta_jars,
     xcom_value,
 )
+
+import json
+import os
+import statistics
+
+import pytest
 
 from airflow_dq_contracts.interop.lineage import dataset_id
 

@@ -7,6 +7,8 @@ The full runs through ``dag.test()`` are in ``test_dags_examples.py``.
 
 from __future__ import annotations
 
+import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
+
 import datetime as dt
 import json
 import os
@@ -16,7 +18,6 @@ import threading
 import time
 from pathlib import Path
 
-import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 import pytest
 
 from airflow_dq_contracts.results import CheckResult, ContractResult

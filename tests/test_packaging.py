@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.metadata
 import os
@@ -23,10 +24,9 @@ def test_pyspark_python_matches_its_jars_and_spark_submit_is_found():
 
     installed = importlib.metadata.version("pyspark")
     assert pyspark.__version__ == installed
-    try:  # the Spark provider pulls pyspark-client (6.x); older providers do not
+    # the Spark provider pulls pyspark-client (6.x); older providers do not
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         assert importlib.metadata.version("pyspark-client") == installed
-    except importlib.metadata.PackageNotFoundError:
-        pass
     assert spark_config.pyspark_distribution_problem() is None
     jars = glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "spark-core_*.jar"))
     assert jars, "pyspark wheel ships no spark-core jar"

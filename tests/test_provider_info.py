@@ -6,13 +6,14 @@ must be registered, and every registered path must import and hold what its sect
 
 from __future__ import annotations
 
+import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
+
 import importlib
 import inspect
 import json
 import pkgutil
 from pathlib import Path
 
-import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
 import jsonschema
 import pytest
 

@@ -35,8 +35,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from cluster_fixtures import FAST_JVM_OPTS, MARKER_ENV, find_marked_processes, free_port
@@ -142,36 +143,34 @@ def _airflow(env: dict[str, str], *args: str, timeout: float = START_DEADLINE_SE
 def _components(env: dict[str, str], logs: Path, marker: str) -> Iterator[dict[str, subprocess.Popen]]:
     """api-server, dag-processor and scheduler as process groups of their own; all stopped on exit."""
     procs: dict[str, subprocess.Popen] = {}
-    files = []
-    try:
-        for name, args in (("api-server", ["api-server", "--workers", "1"]),
-                           ("dag-processor", ["dag-processor"]),
-                           ("scheduler", ["scheduler"])):
-            out = open(logs / f"{name}.log", "w")  # a file: a full pipe would block the component
-            files.append(out)
-            procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", *args], env=env, stdout=out,
-                                           stderr=subprocess.STDOUT, start_new_session=True)
-        yield procs
-    finally:
-        for proc in procs.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-        stop_by = time.monotonic() + 60
-        for proc in procs.values():
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=max(1.0, stop_by - time.monotonic()))
-        # Whatever is left — a group that ignored SIGTERM, spark-submit in its own session — goes now.
-        for proc in procs.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        for straggler in find_marked_processes(marker):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(straggler.pid, signal.SIGKILL)
-        for proc in procs.values():
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=30)
-        for out in files:
-            out.close()
+    with contextlib.ExitStack() as files:  # the log files, closed once every component has stopped
+        try:
+            for name, args in (("api-server", ["api-server", "--workers", "1"]),
+                               ("dag-processor", ["dag-processor"]),
+                               ("scheduler", ["scheduler"])):
+                # a file: a full pipe would block the component
+                out = files.enter_context(open(logs / f"{name}.log", "w"))
+                procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", *args], env=env, stdout=out,
+                                               stderr=subprocess.STDOUT, start_new_session=True)
+            yield procs
+        finally:
+            for proc in procs.values():
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+            stop_by = time.monotonic() + 60
+            for proc in procs.values():
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=max(1.0, stop_by - time.monotonic()))
+            # Whatever is left — a group that ignored SIGTERM, spark-submit in its own session — goes now.
+            for proc in procs.values():
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            for straggler in find_marked_processes(marker):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(straggler.pid, signal.SIGKILL)
+            for proc in procs.values():
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=30)
 
 
 def _query(db: Path, sql: str, *params: Any) -> list[tuple]:

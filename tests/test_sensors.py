@@ -8,6 +8,7 @@ reschedule and deferrable modes.
 from __future__ import annotations
 
 import airflow_fixtures  # noqa: F401  — must come before anything that imports airflow
+from airflow_fixtures import airflow_db, install_dag, run_dag, xcom_value  # noqa: F401
 
 import asyncio
 import datetime as dt
@@ -15,17 +16,15 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from sensor_fixtures import now_utc, utc, write_daily_partitions, write_events
 
-from airflow_fixtures import airflow_db, install_dag, run_dag, xcom_value  # noqa: F401
 from airflow_dq_contracts.sensors import CompletenessSensor, FreshnessSensor
 from airflow_dq_contracts.sensors._common import SensorConfigError
 from airflow_dq_contracts.triggers import DeltaCompletenessTrigger, DeltaFreshnessTrigger
 from airflow_dq_contracts.version_compat import AirflowFailException
-from sensor_fixtures import now_utc, utc, write_daily_partitions, write_events
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -466,10 +465,9 @@ def _when(condition, action, *args) -> dict:
 
 def _trigger_row_exists(table_path: Path) -> bool:
     """A deferred task's trigger watching ``table_path`` is in the database (dag.test runs it in line)."""
-    from sqlalchemy import select
-
     from airflow.models.trigger import Trigger
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
     with create_session() as session:
         triggers = session.scalars(select(Trigger)).all()
@@ -479,11 +477,10 @@ def _trigger_row_exists(table_path: Path) -> bool:
 
 def _rescheduled(task_id: str) -> bool:
     """The task has been rescheduled at least once (reschedule mode gave its slot back)."""
-    from sqlalchemy import select
-
     from airflow.models.taskinstance import TaskInstance
     from airflow.models.taskreschedule import TaskReschedule
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
     with create_session() as session:
         rows = session.scalars(
@@ -494,7 +491,7 @@ def _rescheduled(task_id: str) -> bool:
 
 
 @pytest.mark.airflow
-def test_sensors_inside_dag_test(airflow_db, tmp_path):
+def test_sensors_inside_dag_test(airflow_db, tmp_path):  # noqa: F811 - airflow_db is the imported fixture
     fresh = tmp_path / "fresh"
     write_events(fresh, [now_utc() - dt.timedelta(minutes=30)])
     late = tmp_path / "late"  # stale until a writer appends, while the DAG runs

@@ -62,9 +62,8 @@ def _graph() -> dict[str, set[str]]:
             submodules = [f"{target}.{name}" for name in names if f"{target}.{name}" in MODULES]
             if submodules:
                 edges[module].update(submodules)
-            if len(submodules) < len(names) or not names:
-                if target in MODULES:
-                    edges[module].add(target)
+            if (len(submodules) < len(names) or not names) and target in MODULES:
+                edges[module].add(target)
     return edges
 
 

@@ -53,7 +53,6 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
-
     from airflow_dq_contracts.interop.datahub_export import export_datahub_report
 
     try:

@@ -38,8 +38,8 @@ from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 
 from .evaluator import Evaluator, annotate, filter_condition, tagging_checks
 from .relational import needed_views
-from .spark_errors import first_line, quiet_pyspark_errors
 from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit, driver_read_size
+from .spark_errors import first_line, quiet_pyspark_errors
 
 Progress = Callable[[str], None]
 

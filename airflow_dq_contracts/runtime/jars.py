@@ -46,8 +46,8 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from airflow_dq_contracts.runtime import spark_config
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import glob
 import os
 import re
-from importlib.metadata import PackageNotFoundError, version as _dist_version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
 
 SPARK_VERSION = "4.1.1"
 DELTA_VERSION = "4.4.0"

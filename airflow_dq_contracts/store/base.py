@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from airflow_dq_contracts.results import CheckResult
 

@@ -32,8 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, QUARANTINE_RUN_ID, RESULT_COLUMNS, CheckResult
-from airflow_dq_contracts.store import delta_commits
-from airflow_dq_contracts.store import history, registry
+from airflow_dq_contracts.store import delta_commits, history, registry
 from airflow_dq_contracts.store.base import ResultsStore
 from airflow_dq_contracts.store.delta import (
     StoreError,
