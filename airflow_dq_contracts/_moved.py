@@ -43,15 +43,17 @@ class _AliasLoader(importlib.abc.Loader):
         return None  # a placeholder module; exec_module puts the real one in its place
 
     def exec_module(self, module: ModuleType) -> None:
-        warnings.warn(f"{module.__name__} moved to {self.new_name}; import it from there", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"{module.__name__} moved to {self.new_name}; import it from there", DeprecationWarning, stacklevel=2
+        )
         # The import system returns whatever sys.modules holds under the old name once this returns.
         sys.modules[module.__name__] = importlib.import_module(self.new_name)
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-                  ) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         new_name = MOVED.get(fullname)
         if new_name is None:
             return None

@@ -84,14 +84,6 @@ VALID_FLAGS = "_dq_flags"
 VIOLATION_FIELDS = ("check_id", "check_name", "check_type", "severity", "action")
 
 
-
-
-
-
-
-
-
-
 def make_run_id(*parts: str | None) -> str:
     """Deterministic run id from its parts (dag_id, run_id, task_id): a retry gets the same id.
 
@@ -182,13 +174,9 @@ def decide(checks: Iterable[CheckResult]) -> str:
     checks = list(checks)
     if any(c.action == DECISION_GATE and c.counts_as_failed for c in checks):
         return DECISION_GATE
-    if any(c.action == DECISION_QUARANTINE and c.counts_as_failed and not (c.failed_rows or 0) > 0
-           for c in checks):
+    if any(c.action == DECISION_QUARANTINE and c.counts_as_failed and not (c.failed_rows or 0) > 0 for c in checks):
         return DECISION_GATE
-    if any(
-        c.action == DECISION_QUARANTINE and c.counts_as_failed and (c.failed_rows or 0) > 0
-        for c in checks
-    ):
+    if any(c.action == DECISION_QUARANTINE and c.counts_as_failed and (c.failed_rows or 0) > 0 for c in checks):
         return DECISION_QUARANTINE
     return DECISION_PASS
 
@@ -248,7 +236,9 @@ class ContractResult:
             "counts": self.counts(),
             "failed_by_severity": self.failed_by_severity(),
             "quarantine": quarantine,
-            "valid": None if self.valid_table is None else {"table": self.valid_table, "rows": int(self.valid_rows or 0)},
+            "valid": None
+            if self.valid_table is None
+            else {"table": self.valid_table, "rows": int(self.valid_rows or 0)},
             "results_table": self.results_table,
             "filter": self.filter,
             "started_at": format_time(self.started_at),

@@ -49,9 +49,22 @@ SPEC_FILE_OPTION = "--spec-file"
 MAX_INLINE_BYTES = 64 * 1024
 
 _TEXT_FIELDS = (
-    "contract_text", "contract_origin", "input_path", "table", "input_format", "filter", "reference_time",
-    "run_id", "results_table", "quarantine_table", "valid_table", "dag_id", "task_id", "airflow_run_id",
-    "summary_out", "markers_out",
+    "contract_text",
+    "contract_origin",
+    "input_path",
+    "table",
+    "input_format",
+    "filter",
+    "reference_time",
+    "run_id",
+    "results_table",
+    "quarantine_table",
+    "valid_table",
+    "dag_id",
+    "task_id",
+    "airflow_run_id",
+    "summary_out",
+    "markers_out",
 )
 
 
@@ -90,8 +103,9 @@ class ReferenceOverride:
             raise RunSpecError(f"a reference needs a path, got {self.path!r}", field="references")
         if self.format is not None:
             if not isinstance(self.format, str) or self.format.lower() not in DATASET_FORMATS:
-                raise RunSpecError(f"unknown format {self.format!r} (one of {', '.join(DATASET_FORMATS)})",
-                                   field="references")
+                raise RunSpecError(
+                    f"unknown format {self.format!r} (one of {', '.join(DATASET_FORMATS)})", field="references"
+                )
             object.__setattr__(self, "format", self.format.lower())
 
     @classmethod
@@ -155,8 +169,10 @@ def dataset_source(
         return input_path or None, table or None, input_format
     declared = contract.dataset
     if not declared.path and not declared.table:
-        raise RunSpecError(f"contract {contract.name!r} declares no dataset and none was given "
-                           "(an input path or a table)", field="dataset")
+        raise RunSpecError(
+            f"contract {contract.name!r} declares no dataset and none was given (an input path or a table)",
+            field="dataset",
+        )
     return declared.path, declared.table, input_format or declared.format
 
 
@@ -222,8 +238,9 @@ class RunSpec:
             raise RunSpecError("give either an input path or a table, not both", field="dataset")
         if self.input_format is not None:
             if self.input_format.lower() not in DATASET_FORMATS:
-                raise RunSpecError(f"unknown format {self.input_format!r} (one of {', '.join(DATASET_FORMATS)})",
-                                   field="input_format")
+                raise RunSpecError(
+                    f"unknown format {self.input_format!r} (one of {', '.join(DATASET_FORMATS)})", field="input_format"
+                )
             object.__setattr__(self, "input_format", self.input_format.lower())
         object.__setattr__(self, "references", _reference_mapping(self.references))
         object.__setattr__(self, "reference_time", normalise_reference_time(self.reference_time))
@@ -262,8 +279,9 @@ class RunSpec:
         unknown = sorted(set(self.references) - set(contract.references))
         if unknown:
             declared = ", ".join(sorted(contract.references)) or "none"
-            raise RunSpecError(f"{', '.join(unknown)}, which the contract does not declare (declared: {declared})",
-                               field="references")
+            raise RunSpecError(
+                f"{', '.join(unknown)}, which the contract does not declare (declared: {declared})", field="references"
+            )
 
     # ------------------------------------------------------------------ reading
 
@@ -331,8 +349,9 @@ class RunSpec:
 
     # ------------------------------------------------------------------ the job's command line
 
-    def job_arguments(self, *, folder: str | Path | None = None,
-                      max_inline_bytes: int = MAX_INLINE_BYTES) -> JobArguments:
+    def job_arguments(
+        self, *, folder: str | Path | None = None, max_inline_bytes: int = MAX_INLINE_BYTES
+    ) -> JobArguments:
         """The job's arguments: ``--spec=<base64 JSON>``, or — above ``max_inline_bytes`` — ``--spec-file=PATH``
         with the file written into ``folder`` and listed to ship with ``--files`` (client mode reads the
         absolute path; cluster mode finds the shipped copy by its name). One ``--opt=value`` element: a
@@ -350,8 +369,11 @@ class RunSpec:
         if len(encoded) <= max_inline_bytes:
             return JobArguments([f"{SPEC_OPTION}={encoded}"], [])
         if folder is None:
-            raise RunSpecError(f"{len(encoded)} bytes encoded, over the inline limit of {max_inline_bytes}: "
-                               "give a folder for the spec file", field="spec")
+            raise RunSpecError(
+                f"{len(encoded)} bytes encoded, over the inline limit of {max_inline_bytes}: "
+                "give a folder for the spec file",
+                field="spec",
+            )
         target = Path(folder)
         target.mkdir(parents=True, exist_ok=True)
         # Named by content: a retry writes the same file, two runs never share one.
@@ -378,8 +400,7 @@ def _reference_mapping(value: Any) -> Mapping[str, ReferenceOverride]:
         raise RunSpecError(f"expected {{name: ReferenceOverride}}, got {value!r}", field="references") from None
     for name, override in pairs:
         if not isinstance(name, str) or not name.strip() or not isinstance(override, ReferenceOverride):
-            raise RunSpecError(f"expected {{name: ReferenceOverride}}, got {name!r}: {override!r}",
-                               field="references")
+            raise RunSpecError(f"expected {{name: ReferenceOverride}}, got {name!r}: {override!r}", field="references")
     names = [name for name, _ in pairs]
     if len(set(names)) != len(names):
         raise RunSpecError(f"a name given twice in {names}", field="references")

@@ -82,8 +82,9 @@ def parse_iso8601(text: str) -> dt.datetime:
             "'2024-01-31T10:00:00Z', '2024-W05' or '2024-01')"
         )
     # A plain datetime in UTC, not a pendulum DateTime: results compare and serialise as stdlib values.
-    plain = dt.datetime(parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second,
-                        parsed.microsecond)
+    plain = dt.datetime(
+        parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second, parsed.microsecond
+    )
     return (plain - (parsed.utcoffset() or dt.timedelta(0))).replace(tzinfo=UTC)
 
 

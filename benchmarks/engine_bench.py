@@ -53,15 +53,15 @@ DISTINCT_TYPES = ("duplicates", "cardinality")
 
 # --constraints: what each column declares (its type, and the constraints of enforcement).
 DECLARATIONS: dict[str, dict[str, Any]] = {
-    "id": {"type": "long", "primary_key": True},              # both suppressed by written checks
-    "customer": {"type": "long", "nullable": False},          # the written check is a share ≤ 1 %
+    "id": {"type": "long", "primary_key": True},  # both suppressed by written checks
+    "customer": {"type": "long", "nullable": False},  # the written check is a share ≤ 1 %
     "status": {"type": "string", "allowed_values": STATUSES[:4]},  # suppressed by the whitelist
     "amount": {"type": "double", "min_value": -50, "max_value": 1950},
     "qty": {"type": "int", "min_value": 0, "max_value": 20},
-    "email": {"type": "string", "format": "email"},           # the written check is a share ≥ 90 %
+    "email": {"type": "string", "format": "email"},  # the written check is a share ≥ 90 %
     "name": {"type": "string"},
     "tags": {"type": "list<string>"},
-    "region": {"type": "string", "nullable": False},          # suppressed by "region present"
+    "region": {"type": "string", "nullable": False},  # suppressed by "region present"
     "created_at": {"type": "timestamp", "nullable": False},
     "day": {"type": "date", "nullable": False},
 }
@@ -73,6 +73,7 @@ def contract(distinct: bool = True, constraints: bool = False) -> dict[str, Any]
     ``distinct=False`` drops the 5 checks that need distinct counts (grouped passes), leaving only
     scan-shareable ones.
     """
+
     def col(name: str, *checks: dict[str, Any]) -> dict[str, Any]:
         return {"name": name, "checks": list(checks)}
 
@@ -80,50 +81,92 @@ def contract(distinct: bool = True, constraints: bool = False) -> dict[str, Any]
         "name": "bench_orders",
         "checks": [
             {"name": "rows", "type": "num_rows", "min": 1},
-            {"name": "one order per customer and day", "type": "duplicates", "columns": ["customer", "day"],
-             "return": "pct", "max": 0.5},
+            {
+                "name": "one order per customer and day",
+                "type": "duplicates",
+                "columns": ["customer", "day"],
+                "return": "pct",
+                "max": 0.5,
+            },
             {"name": "fresh", "type": "freshness", "timestamp_column": "created_at", "max_age_hours": 48},
-            {"name": "daily partitions", "type": "completeness", "partition_column": "day",
-             "granularity": "daily", "lookback_days": 30},
+            {
+                "name": "daily partitions",
+                "type": "completeness",
+                "partition_column": "day",
+                "granularity": "daily",
+                "lookback_days": 30,
+            },
         ],
         "columns": [
-            col("id", {"name": "id present", "type": "missing", "max": 0},
+            col(
+                "id",
+                {"name": "id present", "type": "missing", "max": 0},
                 {"name": "id unique", "type": "duplicates", "max": 0},
                 {"name": "id count", "type": "count", "min": 1},
-                {"name": "id positive", "type": "min", "min": 0}),
-            col("customer", {"name": "customer present", "type": "missing", "return": "pct", "max": 0.01},
+                {"name": "id positive", "type": "min", "min": 0},
+            ),
+            col(
+                "customer",
+                {"name": "customer present", "type": "missing", "return": "pct", "max": 0.01},
                 {"name": "many customers", "type": "cardinality", "min": 100},
-                {"name": "repeat customers", "type": "duplicates", "return": "pct"}),
-            col("status", {"name": "status valid", "type": "whitelist", "values": STATUSES[:4]},
+                {"name": "repeat customers", "type": "duplicates", "return": "pct"},
+            ),
+            col(
+                "status",
+                {"name": "status valid", "type": "whitelist", "values": STATUSES[:4]},
                 {"name": "status present", "type": "missing", "return": "pct", "max": 0.1},
                 {"name": "few statuses", "type": "cardinality", "max": 10},
-                {"name": "no bogus", "type": "blacklist", "values": ["bogus"], "return": "pct", "min": 0.9}),
-            col("amount", {"name": "mean amount", "type": "mean", "between": [0, 1000]},
+                {"name": "no bogus", "type": "blacklist", "values": ["bogus"], "return": "pct", "min": 0.9},
+            ),
+            col(
+                "amount",
+                {"name": "mean amount", "type": "mean", "between": [0, 1000]},
                 {"name": "total amount", "type": "sum", "min": 0},
                 {"name": "min amount", "type": "min", "min": -100},
                 {"name": "max amount", "type": "max", "max": 10000},
                 {"name": "amount variance", "type": "variance"},
                 {"name": "amount stddev", "type": "stddev", "max": 1000},
                 {"name": "median amount", "type": "percentile", "percentile": 0.5},
-                {"name": "p95 amount", "type": "percentile", "percentile": 0.95, "max": 5000}),
-            col("qty", {"name": "mean qty", "type": "mean"},
+                {"name": "p95 amount", "type": "percentile", "percentile": 0.95, "max": 5000},
+            ),
+            col(
+                "qty",
+                {"name": "mean qty", "type": "mean"},
                 {"name": "min qty", "type": "min", "min": 0},
                 {"name": "max qty", "type": "max", "max": 100},
                 {"name": "total qty", "type": "sum"},
-                {"name": "qty values", "type": "whitelist", "values": list(range(0, 20)), "return": "pct", "min": 0.9}),
-            col("email", {"name": "email format", "type": "pattern", "format": "email", "return": "pct", "min": 0.9},
+                {"name": "qty values", "type": "whitelist", "values": list(range(0, 20)), "return": "pct", "min": 0.9},
+            ),
+            col(
+                "email",
+                {"name": "email format", "type": "pattern", "format": "email", "return": "pct", "min": 0.9},
                 {"name": "email present", "type": "missing", "return": "pct"},
-                {"name": "email length", "type": "max_length", "max": 254}),
-            col("name", {"name": "name not empty", "type": "min_length", "min": 1},
+                {"name": "email length", "type": "max_length", "max": 254},
+            ),
+            col(
+                "name",
+                {"name": "name not empty", "type": "min_length", "min": 1},
                 {"name": "name length", "type": "max_length", "max": 100},
                 {"name": "name average", "type": "avg_length", "between": [2, 50]},
-                {"name": "name reasonable", "type": "avg_length", "return": "pct", "length_min": 2,
-                 "length_max": 30, "min": 0.5}),
-            col("tags", {"name": "tags average", "type": "avg_length", "max": 5},
-                {"name": "tags max", "type": "max_length", "max": 10}),
-            col("region", {"name": "region valid", "type": "whitelist", "values": ["eu", "us", "apac"],
-                           "case_sensitive": False},
-                {"name": "region present", "type": "missing", "max": 0}),
+                {
+                    "name": "name reasonable",
+                    "type": "avg_length",
+                    "return": "pct",
+                    "length_min": 2,
+                    "length_max": 30,
+                    "min": 0.5,
+                },
+            ),
+            col(
+                "tags",
+                {"name": "tags average", "type": "avg_length", "max": 5},
+                {"name": "tags max", "type": "max_length", "max": 10},
+            ),
+            col(
+                "region",
+                {"name": "region valid", "type": "whitelist", "values": ["eu", "us", "apac"], "case_sensitive": False},
+                {"name": "region present", "type": "missing", "max": 0},
+            ),
             col("created_at"),
             col("day", {"name": "first day", "type": "min"}, {"name": "last day", "type": "max"}),
         ],
@@ -148,29 +191,48 @@ def generate(spark: SparkSession, rows: int, path: str) -> None:
     rid = F.col("id")
     h = F.xxhash64(rid)
     pick = lambda values, salt: F.element_at(  # noqa: E731
-        F.array(*[F.lit(v) for v in values]), (F.pmod(F.xxhash64(rid, F.lit(salt)), F.lit(len(values))) + 1).cast("int"))
-    (spark.range(rows, numPartitions=max(2, rows // 500_000))
-     .select(
-         F.when(F.pmod(h, F.lit(1000)) == 0, None).otherwise(
-             F.when(F.pmod(h, F.lit(997)) == 1, rid - 1).otherwise(rid)).alias("id"),
-         F.when(F.pmod(h, F.lit(503)) == 0, None).otherwise(F.pmod(F.xxhash64(rid, F.lit(1)), F.lit(rows // 10 + 1)))
-         .alias("customer"),
-         F.when(F.pmod(h, F.lit(50)) == 0, None).otherwise(pick(STATUSES, 2)).alias("status"),
-         (F.pmod(F.xxhash64(rid, F.lit(3)), F.lit(200_000)) / 100.0 - 50).alias("amount"),
-         F.pmod(F.xxhash64(rid, F.lit(4)), F.lit(21)).cast("int").alias("qty"),
-         F.when(F.pmod(h, F.lit(20)) == 0, None).otherwise(
-             F.when(F.pmod(h, F.lit(30)) == 1, F.concat(F.lit("broken"), rid.cast("string")))
-             .otherwise(F.concat(F.lit("user"), rid.cast("string"), F.lit("@example.com")))).alias("email"),
-         F.concat(pick(["Ana", "Bjørn", "Chloé", "Dmitri", "李娜", "O'Neil"], 5),
-                  F.lit(" "), pick(["Smith", "Müller", "García", "Kowalski", ""], 6)).alias("name"),
-         F.slice(F.array(*[F.lit(t) for t in ("a", "b", "c", "d", "e", "f")]), 1,
-                 F.pmod(F.xxhash64(rid, F.lit(7)), F.lit(6)).cast("int")).alias("tags"),
-         pick(REGIONS, 8).alias("region"),
-         F.timestamp_seconds(F.lit(1_709_251_200) - F.pmod(F.xxhash64(rid, F.lit(9)), F.lit(30 * 86400))).alias("created_at"),
-         F.date_sub(F.lit("2024-03-01").cast("date"), F.pmod(F.xxhash64(rid, F.lit(10)), F.lit(30)).cast("int"))
-         .alias("day"),
-     )
-     .write.mode("overwrite").parquet(path))
+        F.array(*[F.lit(v) for v in values]), (F.pmod(F.xxhash64(rid, F.lit(salt)), F.lit(len(values))) + 1).cast("int")
+    )
+    (
+        spark.range(rows, numPartitions=max(2, rows // 500_000))
+        .select(
+            F.when(F.pmod(h, F.lit(1000)) == 0, None)
+            .otherwise(F.when(F.pmod(h, F.lit(997)) == 1, rid - 1).otherwise(rid))
+            .alias("id"),
+            F.when(F.pmod(h, F.lit(503)) == 0, None)
+            .otherwise(F.pmod(F.xxhash64(rid, F.lit(1)), F.lit(rows // 10 + 1)))
+            .alias("customer"),
+            F.when(F.pmod(h, F.lit(50)) == 0, None).otherwise(pick(STATUSES, 2)).alias("status"),
+            (F.pmod(F.xxhash64(rid, F.lit(3)), F.lit(200_000)) / 100.0 - 50).alias("amount"),
+            F.pmod(F.xxhash64(rid, F.lit(4)), F.lit(21)).cast("int").alias("qty"),
+            F.when(F.pmod(h, F.lit(20)) == 0, None)
+            .otherwise(
+                F.when(F.pmod(h, F.lit(30)) == 1, F.concat(F.lit("broken"), rid.cast("string"))).otherwise(
+                    F.concat(F.lit("user"), rid.cast("string"), F.lit("@example.com"))
+                )
+            )
+            .alias("email"),
+            F.concat(
+                pick(["Ana", "Bjørn", "Chloé", "Dmitri", "李娜", "O'Neil"], 5),
+                F.lit(" "),
+                pick(["Smith", "Müller", "García", "Kowalski", ""], 6),
+            ).alias("name"),
+            F.slice(
+                F.array(*[F.lit(t) for t in ("a", "b", "c", "d", "e", "f")]),
+                1,
+                F.pmod(F.xxhash64(rid, F.lit(7)), F.lit(6)).cast("int"),
+            ).alias("tags"),
+            pick(REGIONS, 8).alias("region"),
+            F.timestamp_seconds(F.lit(1_709_251_200) - F.pmod(F.xxhash64(rid, F.lit(9)), F.lit(30 * 86400))).alias(
+                "created_at"
+            ),
+            F.date_sub(
+                F.lit("2024-03-01").cast("date"), F.pmod(F.xxhash64(rid, F.lit(10)), F.lit(30)).cast("int")
+            ).alias("day"),
+        )
+        .write.mode("overwrite")
+        .parquet(path)
+    )
 
 
 # --------------------------------------------------------------------------------------- floor
@@ -184,26 +246,58 @@ def floor_plan(df: DataFrame, distinct: bool = True, constraints: bool = False) 
         return F.count_if(c(name).isNull())
 
     # The numbers the unsuppressed constraints add (the others are already computed below).
-    extra = [F.count_if(c("amount") < -50), F.count_if(c("amount") > 1950), F.count_if(c("qty") < 0),
-             F.count_if(c("qty") > 20), nulls("created_at"), nulls("day")] if constraints else []
+    extra = (
+        [
+            F.count_if(c("amount") < -50),
+            F.count_if(c("amount") > 1950),
+            F.count_if(c("qty") < 0),
+            F.count_if(c("qty") > 20),
+            nulls("created_at"),
+            nulls("day"),
+        ]
+        if constraints
+        else []
+    )
 
     def run() -> Any:
         main = df.agg(
             *extra,
-            F.count(F.lit(1)), F.max("created_at"), F.collect_set("day"),
-            nulls("id"), F.count("id"), F.min("id"),
+            F.count(F.lit(1)),
+            F.max("created_at"),
+            F.collect_set("day"),
+            nulls("id"),
+            F.count("id"),
+            F.min("id"),
             nulls("customer"),
-            F.count_if(c("status").isin(STATUSES[:4])), F.count_if(c("status").isNotNull()), nulls("status"),
+            F.count_if(c("status").isin(STATUSES[:4])),
+            F.count_if(c("status").isNotNull()),
+            nulls("status"),
             F.count_if(c("status") != "bogus"),
-            F.avg("amount"), F.sum("amount"), F.min("amount"), F.max("amount"), F.var_samp("amount"),
-            F.stddev_samp("amount"), F.percentile("amount", F.array(F.lit(0.5), F.lit(0.95))),
-            F.avg("qty"), F.min("qty"), F.max("qty"), F.sum("qty"), F.count_if(c("qty").isin(list(range(20)))),
-            F.count_if(c("email").rlike(EMAIL)), nulls("email"), F.max(F.char_length("email")),
-            F.min(F.char_length("name")), F.max(F.char_length("name")), F.avg(F.char_length("name")),
+            F.avg("amount"),
+            F.sum("amount"),
+            F.min("amount"),
+            F.max("amount"),
+            F.var_samp("amount"),
+            F.stddev_samp("amount"),
+            F.percentile("amount", F.array(F.lit(0.5), F.lit(0.95))),
+            F.avg("qty"),
+            F.min("qty"),
+            F.max("qty"),
+            F.sum("qty"),
+            F.count_if(c("qty").isin(list(range(20)))),
+            F.count_if(c("email").rlike(EMAIL)),
+            nulls("email"),
+            F.max(F.char_length("email")),
+            F.min(F.char_length("name")),
+            F.max(F.char_length("name")),
+            F.avg(F.char_length("name")),
             F.count_if(F.char_length("name").between(2, 30)),
-            F.avg(F.size("tags")), F.max(F.size("tags")),
-            F.count_if(F.lower("region").isin("eu", "us", "apac")), nulls("region"),
-            F.min("day"), F.max("day"),
+            F.avg(F.size("tags")),
+            F.max(F.size("tags")),
+            F.count_if(F.lower("region").isin("eu", "us", "apac")),
+            nulls("region"),
+            F.min("day"),
+            F.max("day"),
         ).collect()
         grouped = []
         for keys in (["id"], ["customer"], ["status"], ["customer", "day"]) if distinct else ():
@@ -245,21 +339,32 @@ def naive_plan(df: DataFrame, distinct: bool = True) -> Callable[[], Any]:
         lambda: df.where(c("status").isNotNull() & ~c("status").isin(STATUSES[:4])).count(),
         lambda: df.where(c("status").isNull()).count(),
         lambda: df.where(c("status") != "bogus").count(),
-        lambda: one(F.avg("amount")), lambda: one(F.sum("amount")), lambda: one(F.min("amount")),
-        lambda: one(F.max("amount")), lambda: one(F.var_samp("amount")), lambda: one(F.stddev_samp("amount")),
-        lambda: one(F.percentile("amount", 0.5)), lambda: one(F.percentile("amount", 0.95)),
-        lambda: one(F.avg("qty")), lambda: one(F.min("qty")), lambda: one(F.max("qty")), lambda: one(F.sum("qty")),
+        lambda: one(F.avg("amount")),
+        lambda: one(F.sum("amount")),
+        lambda: one(F.min("amount")),
+        lambda: one(F.max("amount")),
+        lambda: one(F.var_samp("amount")),
+        lambda: one(F.stddev_samp("amount")),
+        lambda: one(F.percentile("amount", 0.5)),
+        lambda: one(F.percentile("amount", 0.95)),
+        lambda: one(F.avg("qty")),
+        lambda: one(F.min("qty")),
+        lambda: one(F.max("qty")),
+        lambda: one(F.sum("qty")),
         lambda: df.where(c("qty").isin(list(range(20)))).count(),
         lambda: df.where(c("email").rlike(EMAIL)).count(),
         lambda: df.where(c("email").isNull()).count(),
         lambda: one(F.max(F.char_length("email"))),
-        lambda: one(F.min(F.char_length("name"))), lambda: one(F.max(F.char_length("name"))),
+        lambda: one(F.min(F.char_length("name"))),
+        lambda: one(F.max(F.char_length("name"))),
         lambda: one(F.avg(F.char_length("name"))),
         lambda: df.where(F.char_length("name").between(2, 30)).count(),
-        lambda: one(F.avg(F.size("tags"))), lambda: one(F.max(F.size("tags"))),
+        lambda: one(F.avg(F.size("tags"))),
+        lambda: one(F.max(F.size("tags"))),
         lambda: df.where(F.lower("region").isin("eu", "us", "apac")).count(),
         lambda: df.where(c("region").isNull()).count(),
-        lambda: one(F.min("day")), lambda: one(F.max("day")),
+        lambda: one(F.min("day")),
+        lambda: one(F.max("day")),
     ]
 
     if distinct:
@@ -313,21 +418,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--plans", nargs="+", default=["engine", "floor", "naive"],
-                        choices=["engine", "floor", "naive"])
+    parser.add_argument(
+        "--plans", nargs="+", default=["engine", "floor", "naive"], choices=["engine", "floor", "naive"]
+    )
     parser.add_argument("--workdir", default=None, help="where to write the data (default: a temp dir)")
-    parser.add_argument("--scan-only", action="store_true",
-                        help="drop the 5 checks that need distinct counts (no grouped passes in any plan)")
-    parser.add_argument("--constraints", action="store_true",
-                        help="declare types and column constraints (schema conformance + constraint checks)")
+    parser.add_argument(
+        "--scan-only",
+        action="store_true",
+        help="drop the 5 checks that need distinct counts (no grouped passes in any plan)",
+    )
+    parser.add_argument(
+        "--constraints",
+        action="store_true",
+        help="declare types and column constraints (schema conformance + constraint checks)",
+    )
     args = parser.parse_args(argv)
 
     spark = get_spark(app_name="dq-contracts-bench", master=args.master)
     workdir = args.workdir or tempfile.mkdtemp(prefix="dq-bench-")
     distinct = not args.scan_only
     checks = sum(1 for _ in load_contract(contract(distinct, args.constraints)).evaluated_checks())
-    print(f"contract: {checks} checks over 10 columns; master {args.master}; repeat {args.repeat}"
-          + ("; with schema conformance and column constraints" if args.constraints else ""))
+    print(
+        f"contract: {checks} checks over 10 columns; master {args.master}; repeat {args.repeat}"
+        + ("; with schema conformance and column constraints" if args.constraints else "")
+    )
     try:
         for rows in args.rows:
             path = os.path.join(workdir, f"orders_{rows}.parquet")
@@ -336,9 +450,11 @@ def main(argv: list[str] | None = None) -> int:
                 generate(spark, rows, path)
                 print(f"\n{rows:,} rows generated in {time.perf_counter() - began:.1f} s → {path}")
             df = spark.read.parquet(path)
-            plans = {"engine": engine_plan(df, distinct, args.constraints),
-                     "floor": floor_plan(df, distinct, args.constraints),
-                     "naive": naive_plan(df, distinct)}
+            plans = {
+                "engine": engine_plan(df, distinct, args.constraints),
+                "floor": floor_plan(df, distinct, args.constraints),
+                "naive": naive_plan(df, distinct),
+            }
             timings: dict[str, tuple[float, int]] = {}
             print(f"{'rows':>12} {'plan':>7} {'wall s':>8} {'jobs':>5}")
             for name in args.plans:

@@ -39,8 +39,14 @@ START = dt.datetime(2022, 1, 1, tzinfo=UTC)
 def _arrow_schema():
     import pyarrow as pa
 
-    kinds = {"string": pa.string(), "double": pa.float64(), "boolean": pa.bool_(), "bigint": pa.int64(),
-             "timestamp": pa.timestamp("us", tz="UTC"), "array<string>": pa.list_(pa.string())}
+    kinds = {
+        "string": pa.string(),
+        "double": pa.float64(),
+        "boolean": pa.bool_(),
+        "bigint": pa.int64(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "array<string>": pa.list_(pa.string()),
+    }
     return pa.schema([(name, kinds[kind]) for name, kind in RESULT_COLUMNS])
 
 
@@ -62,15 +68,32 @@ def build(path: str, contracts: int, checks: int, days: int, commits: int) -> in
                 for k in range(checks):
                     failed = rng.random() < 0.02
                     values = {
-                        "run_id": run_id, "contract_name": f"contract_{c}", "contract_version": "1.0.0",
-                        "dataset": f"silver.table_{c}", "check_id": f"col_{k}/check_{k}", "check_name": f"check {k}",
-                        "check_type": "num_rows", "column": f"col_{k}", "severity": "P1",
-                        "action": "gate" if k % 3 == 0 else "flag", "validator": "between [1, 2] ±1e-9",
-                        "metric_value": 1000.0 + rng.gauss(0, 50), "status": "failed" if failed else "passed",
-                        "passed": not failed, "failed_rows": None, "message": "", "row_count": 1000,
-                        "filter": None, "evaluated_at": moment + dt.timedelta(hours=1), "dag_id": None,
-                        "task_id": None, "airflow_run_id": None, "tags": [], "reference_time": moment,
-                        "expected_min": None, "expected_max": None,
+                        "run_id": run_id,
+                        "contract_name": f"contract_{c}",
+                        "contract_version": "1.0.0",
+                        "dataset": f"silver.table_{c}",
+                        "check_id": f"col_{k}/check_{k}",
+                        "check_name": f"check {k}",
+                        "check_type": "num_rows",
+                        "column": f"col_{k}",
+                        "severity": "P1",
+                        "action": "gate" if k % 3 == 0 else "flag",
+                        "validator": "between [1, 2] ±1e-9",
+                        "metric_value": 1000.0 + rng.gauss(0, 50),
+                        "status": "failed" if failed else "passed",
+                        "passed": not failed,
+                        "failed_rows": None,
+                        "message": "",
+                        "row_count": 1000,
+                        "filter": None,
+                        "evaluated_at": moment + dt.timedelta(hours=1),
+                        "dag_id": None,
+                        "task_id": None,
+                        "airflow_run_id": None,
+                        "tags": [],
+                        "reference_time": moment,
+                        "expected_min": None,
+                        "expected_max": None,
                     }
                     for name, value in values.items():
                         columns[name].append(value)
@@ -86,8 +109,17 @@ def learn(path: str, contract: str, dataset: str, checks: int, reference: dt.dat
     rows = read_history(path, contract, since=reference - dt.timedelta(days=lookback), until=reference)
     gated = gated_runs(rows)
     for k in range(checks):
-        judge(baseline, select_points(rows, check_id=f"col_{k}/check_{k}", dataset=dataset,
-                                      reference_time=reference, baseline=baseline, gated=gated))
+        judge(
+            baseline,
+            select_points(
+                rows,
+                check_id=f"col_{k}/check_{k}",
+                dataset=dataset,
+                reference_time=reference,
+                baseline=baseline,
+                gated=gated,
+            ),
+        )
     return len(rows)
 
 
@@ -117,8 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = build(args.table, args.contracts, args.checks, args.days, args.commits)
         print(f"built {rows:,} result rows in {time.perf_counter() - began:.1f} s at {args.table}")
     reference = START + dt.timedelta(days=args.days - 1)
-    seconds, read = best_of(args.repeat, lambda: learn(args.table, "contract_7", "silver.table_7", args.checks,
-                                                       reference, args.lookback))
+    seconds, read = best_of(
+        args.repeat, lambda: learn(args.table, "contract_7", "silver.table_7", args.checks, reference, args.lookback)
+    )
     print(f"history for one run (read {read} rows, {args.checks} baselines): {seconds:.3f} s")
     whole, rows = best_of(args.repeat, lambda: len(read_history(args.table, "contract_7")))
     print(f"the contract's whole partition without the time window ({rows:,} rows): {whole:.3f} s")

@@ -50,27 +50,38 @@ def generate(spark: SparkSession, rows: int, dim: int, folder: str) -> tuple[str
     """(fact path, dimension path) of freshly written Parquet data."""
     fact_path, dim_path = os.path.join(folder, "fact"), os.path.join(folder, "dim")
     key = F.col("id") * 7919 % F.lit(int(dim * 1.02))  # ~2% of keys beyond the dimension
-    (spark.range(rows)
-     .select(F.when(F.col("id") % 100 == 0, None).otherwise(key + 1).alias("customer_id"),
-             F.timestamp_seconds(F.lit(T0) + (F.col("id") * 104_729) % (365 * DAY)).alias("event_time"),
-             (F.col("id") % 1000 / 10).alias("amount"))
-     .write.mode("overwrite").parquet(fact_path))
+    (
+        spark.range(rows)
+        .select(
+            F.when(F.col("id") % 100 == 0, None).otherwise(key + 1).alias("customer_id"),
+            F.timestamp_seconds(F.lit(T0) + (F.col("id") * 104_729) % (365 * DAY)).alias("event_time"),
+            (F.col("id") % 1000 / 10).alias("amount"),
+        )
+        .write.mode("overwrite")
+        .parquet(fact_path)
+    )
     ids = spark.range(1, dim + 1)
-    first = ids.select(F.col("id").alias("customer_id"),
-                       F.timestamp_seconds(F.lit(T0 - 30 * DAY)).alias("valid_from"),
-                       F.when(F.col("id") % 3 == 0, F.timestamp_seconds(F.lit(T0 + 100 * DAY)))
-                       .alias("valid_to"))
-    second = (ids.where(F.col("id") % 3 == 0)  # a gap of 10 days, then a current version
-              .select(F.col("id").alias("customer_id"),
-                      F.timestamp_seconds(F.lit(T0 + 110 * DAY)).alias("valid_from"),
-                      F.lit(None).cast("timestamp").alias("valid_to")))
+    first = ids.select(
+        F.col("id").alias("customer_id"),
+        F.timestamp_seconds(F.lit(T0 - 30 * DAY)).alias("valid_from"),
+        F.when(F.col("id") % 3 == 0, F.timestamp_seconds(F.lit(T0 + 100 * DAY))).alias("valid_to"),
+    )
+    second = ids.where(F.col("id") % 3 == 0).select(  # a gap of 10 days, then a current version
+        F.col("id").alias("customer_id"),
+        F.timestamp_seconds(F.lit(T0 + 110 * DAY)).alias("valid_from"),
+        F.lit(None).cast("timestamp").alias("valid_to"),
+    )
     first.unionByName(second).write.mode("overwrite").parquet(dim_path)
     return fact_path, dim_path
 
 
 def engine_plan(fact: DataFrame, dim: DataFrame, as_of: bool, join_times: list[float]) -> Callable[[], float]:
-    check: dict[str, Any] = {"name": "known customer", "type": "referential", "columns": ["customer_id"],
-                             "reference": "customers"}
+    check: dict[str, Any] = {
+        "name": "known customer",
+        "type": "referential",
+        "columns": ["customer_id"],
+        "reference": "customers",
+    }
     if as_of:
         check["as_of"] = {"column": "event_time", "valid_from": "valid_from", "valid_to": "valid_to"}
     contract = load_contract({"name": "bench", "references": {"customers": {"path": "/unused"}}, "checks": [check]})
@@ -92,8 +103,11 @@ def hand_plan(fact: DataFrame, dim: DataFrame, as_of: bool) -> Callable[[], floa
         condition = F.col("f.customer_id") == F.col("d.customer_id")
         if as_of:
             f = f.where(F.col("event_time").isNotNull())
-            condition = condition & (F.col("d.valid_from") <= F.col("f.event_time")) & (
-                F.col("d.valid_to").isNull() | (F.col("f.event_time") < F.col("d.valid_to")))
+            condition = (
+                condition
+                & (F.col("d.valid_from") <= F.col("f.event_time"))
+                & (F.col("d.valid_to").isNull() | (F.col("f.event_time") < F.col("d.valid_to")))
+            )
         else:
             d = dim.select("customer_id").alias("d")
         return float(f.join(d, condition, "left_anti").count())
@@ -133,10 +147,13 @@ def main(argv: list[str] | None = None) -> int:
                     times[name].append(time.perf_counter() - start)
             engine, hand = statistics.median(times["engine"]), statistics.median(times["hand"])
             join = statistics.median(join_times)
-            print(f"{label:6} orphans {answers['engine']:,.0f}: engine {engine:.2f} s (its join pass {join:.2f} s), "
-                  f"hand anti-join {hand:.2f} s; ratio whole evaluation {engine / hand:.2f}, join pass "
-                  f"{join / hand:.2f} (runs: engine {[f'{t:.2f}' for t in times['engine']]}, "
-                  f"hand {[f'{t:.2f}' for t in times['hand']]})", flush=True)
+            print(
+                f"{label:6} orphans {answers['engine']:,.0f}: engine {engine:.2f} s (its join pass {join:.2f} s), "
+                f"hand anti-join {hand:.2f} s; ratio whole evaluation {engine / hand:.2f}, join pass "
+                f"{join / hand:.2f} (runs: engine {[f'{t:.2f}' for t in times['engine']]}, "
+                f"hand {[f'{t:.2f}' for t in times['hand']]})",
+                flush=True,
+            )
     finally:
         if not args.workdir:
             shutil.rmtree(folder, ignore_errors=True)

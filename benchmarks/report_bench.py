@@ -54,15 +54,18 @@ def main() -> int:
     else:
         began = time.perf_counter()
         report_demo.write_demo_tables(folder, runs=runs, checks=args.checks, step_minutes=1, keep_rows=False)
-        print(f"wrote {runs * args.checks:,} results rows ({runs:,} runs × {args.checks} checks) "
-              f"in {time.perf_counter() - began:.1f} s to {results}")
+        print(
+            f"wrote {runs * args.checks:,} results rows ({runs:,} runs × {args.checks} checks) "
+            f"in {time.perf_counter() - began:.1f} s to {results}"
+        )
 
     from airflow_dq_contracts.report import load_report_data, render_report
 
     cold, cold_cpu = [], []
     for _ in range(args.repeat):
-        out = subprocess.run([sys.executable, "-c", COLD, str(results)], capture_output=True, text=True, check=True,
-                             cwd=ROOT)
+        out = subprocess.run(
+            [sys.executable, "-c", COLD, str(results)], capture_output=True, text=True, check=True, cwd=ROOT
+        )
         seconds, cpu_seconds, _size = out.stdout.split()
         cold.append(float(seconds))
         cold_cpu.append(float(cpu_seconds))
@@ -77,11 +80,15 @@ def main() -> int:
     points = sum(len(h.at) for h in data.history.values())
     print(f"report: {len(page) / 1024:.0f} KiB, {len(data.history)} charts, {points:,} points drawn")
     # CPU time is what the report costs; wall time also counts waiting for a core on a shared machine.
-    print(f"cold (new process, imports included): wall median {statistics.median(cold):.2f} s {cold}; "
-          f"CPU median {statistics.median(cold_cpu):.2f} s {cold_cpu}")
+    print(
+        f"cold (new process, imports included): wall median {statistics.median(cold):.2f} s {cold}; "
+        f"CPU median {statistics.median(cold_cpu):.2f} s {cold_cpu}"
+    )
     print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"warm: read {statistics.median(warm_load):.2f} s + render {statistics.median(warm_render):.2f} s "
-          f"= {statistics.median(warm_load) + statistics.median(warm_render):.2f} s")
+    print(
+        f"warm: read {statistics.median(warm_load):.2f} s + render {statistics.median(warm_render):.2f} s "
+        f"= {statistics.median(warm_load) + statistics.median(warm_render):.2f} s"
+    )
     verdict = statistics.median(cold) < 10
     print("target < 10 s:", "met" if verdict else "MISSED")
     return 0 if verdict else 1

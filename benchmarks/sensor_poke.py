@@ -67,16 +67,18 @@ def build_tables(workdir: Path, files: int) -> dict[str, Path]:
         path.mkdir(parents=True)
         for index in range(files):
             stamps = [BASE + dt.timedelta(minutes=index, microseconds=row * 1009 + 7) for row in range(3)]
-            table = pa.table({"id": pa.array([index * 3 + r for r in range(3)], pa.int64()),
-                              "created_at": pa.array(stamps, kind)})
+            table = pa.table(
+                {"id": pa.array([index * 3 + r for r in range(3)], pa.int64()), "created_at": pa.array(stamps, kind)}
+            )
             pq.write_table(table, path / f"part-{index:06d}.parquet")
         convert_to_deltalake(str(path), collect_stats=collect)
     hourly = tables["hourly"]
     if not (hourly / "_delta_log").exists():
         shutil.rmtree(hourly, ignore_errors=True)
         hours = [(BASE + dt.timedelta(hours=h)).strftime("%Y-%m-%d %H:00:00") for h in range(files)]
-        write_deltalake(str(hourly), pa.table({"v": list(range(files)), "event_hour": hours}),
-                        partition_by=["event_hour"])
+        write_deltalake(
+            str(hourly), pa.table({"v": list(range(files)), "event_hour": hours}), partition_by=["event_hour"]
+        )
     return tables
 
 
@@ -90,12 +92,18 @@ def sensors_for(tables: dict[str, Path], files: int) -> dict[str, object]:
     return {
         "freshness exact (stats + 1 file)": FreshnessSensor(task_id="exact", path=str(tables["stats"]), **common),
         "freshness stats only": FreshnessSensor(task_id="rough", path=str(tables["stats"]), exact=False, **common),
-        "freshness commit mode": FreshnessSensor(task_id="commit", path=str(tables["stats"]), measure="commit",
-                                                 max_age_hours=24 * 365),
+        "freshness commit mode": FreshnessSensor(
+            task_id="commit", path=str(tables["stats"]), measure="commit", max_age_hours=24 * 365
+        ),
         "freshness no stats (scan)": FreshnessSensor(task_id="scan", path=str(tables["nostats"]), **common),
         "completeness hourly": CompletenessSensor(
-            task_id="complete", path=str(tables["hourly"]), partition_column="event_hour",
-            granularity="hourly", lookback_days=(files - 1) / 24, reference_time=hourly_reference),
+            task_id="complete",
+            path=str(tables["hourly"]),
+            partition_column="event_hour",
+            granularity="hourly",
+            lookback_days=(files - 1) / 24,
+            reference_time=hourly_reference,
+        ),
     }
 
 

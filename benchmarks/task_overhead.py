@@ -74,7 +74,9 @@ _PHASES = (
     ("row_split_total", re.compile(r"\] rows: .* in ([\d.]+) s")),
     ("results_write", re.compile(r"\] results: .* in ([\d.]+) s")),
 )
-_SESSION = re.compile(r"session: jvm_start=([\d.]+) jvm→python ([\d.]+) s, python→session ([\d.]+) s, session ([\d.]+) s")
+_SESSION = re.compile(
+    r"session: jvm_start=([\d.]+) jvm→python ([\d.]+) s, python→session ([\d.]+) s, session ([\d.]+) s"
+)
 _IVY = re.compile(r"resolution report :: resolve (\d+)ms")
 
 
@@ -171,18 +173,32 @@ def _child_task(args: argparse.Namespace) -> None:
     # The contract as the source tree under test has it (an older tree may not know newer keys).
     contract = yaml.safe_load(Path(args.contract).read_text())
     op = ContractCheckOperator(
-        task_id="check", contract=contract, input_path=args.input, input_format="delta",
-        reference_time=REFERENCE_TIME, results_table=args.results, quarantine_table=args.quarantine,
-        fail_on_gate=False, spark_conf=json.loads(os.environ.get("DQ_BENCH_SPARK_CONF", "{}")),
+        task_id="check",
+        contract=contract,
+        input_path=args.input,
+        input_format="delta",
+        reference_time=REFERENCE_TIME,
+        results_table=args.results,
+        quarantine_table=args.quarantine,
+        fail_on_gate=False,
+        spark_conf=json.loads(os.environ.get("DQ_BENCH_SPARK_CONF", "{}")),
     )
     began = time.time()
     summary = op.execute({"ti": TaskInstance(args.run_id)})  # type: ignore[arg-type]
     ended = time.time()
     import airflow_dq_contracts
 
-    record = {"task": ended - began, "decision": summary["decision"], "row_count": summary["row_count"],
-              "began": began, "ended": ended, **marks, "lines": lines,
-              "src": str(Path(airflow_dq_contracts.__file__).resolve().parent.parent), "input": args.input}
+    record = {
+        "task": ended - began,
+        "decision": summary["decision"],
+        "row_count": summary["row_count"],
+        "began": began,
+        "ended": ended,
+        **marks,
+        "lines": lines,
+        "src": str(Path(airflow_dq_contracts.__file__).resolve().parent.parent),
+        "input": args.input,
+    }
     # Also kept beside the generated data: a run interrupted by the deadline still has its phases.
     log_file = ROOT / ".work" / "bench-task-overhead" / "timings.jsonl"
     log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -233,31 +249,45 @@ def phases(timings: dict[str, Any]) -> dict[str, float]:
 
 def _child_env(src: Path, home: Path, extra: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({
-        "PYTHONPATH": str(src),
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
-        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": MASTER}),
-        # Each source tree builds its own job bundle.
-        "DQ_CONTRACTS_JOB_CACHE": str(home / "cache" / src.name),
-        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-    })
+    env.update(
+        {
+            "PYTHONPATH": str(src),
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": MASTER}),
+            # Each source tree builds its own job bundle.
+            "DQ_CONTRACTS_JOB_CACHE": str(home / "cache" / src.name),
+            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+        }
+    )
     env.update(extra)
     return env
 
 
-def run_task(src: Path, home: Path, input_path: Path, out_dir: Path, run_id: str,
-             extra_env: dict[str, str]) -> dict[str, Any]:
+def run_task(
+    src: Path, home: Path, input_path: Path, out_dir: Path, run_id: str, extra_env: dict[str, str]
+) -> dict[str, Any]:
     """One task in a fresh process with the package from ``src``; its timings (raises on failure)."""
-    command = [sys.executable, str(Path(__file__).resolve()), "_task", "--input", str(input_path),
-               "--results", str(out_dir / "dq_results"), "--quarantine", str(out_dir / "dq_quarantine"),
-               "--run-id", run_id, "--contract", str(src / CONTRACT.relative_to(ROOT))]
-    proc = subprocess.run(command, env=_child_env(src, home, extra_env), capture_output=True, text=True,
-                          cwd=str(home))
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "_task",
+        "--input",
+        str(input_path),
+        "--results",
+        str(out_dir / "dq_results"),
+        "--quarantine",
+        str(out_dir / "dq_quarantine"),
+        "--run-id",
+        run_id,
+        "--contract",
+        str(src / CONTRACT.relative_to(ROOT)),
+    ]
+    proc = subprocess.run(command, env=_child_env(src, home, extra_env), capture_output=True, text=True, cwd=str(home))
     for line in proc.stdout.splitlines():
         if line.startswith("TASK_TIMINGS "):
-            return json.loads(line[len("TASK_TIMINGS "):])
+            return json.loads(line[len("TASK_TIMINGS ") :])
     raise RuntimeError(f"task run failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
 
 
@@ -265,8 +295,16 @@ def run_trivial(home: Path, java_options: str | None = None) -> float:
     """Seconds of a bare spark-submit that starts a session and counts one row."""
     script = home / "trivial_job.py"
     script.write_text(TRIVIAL_JOB)
-    command = ["spark-submit", "--master", MASTER, "--conf", "spark.ui.enabled=false",
-               "--conf", "spark.log.level=WARN", str(script)]
+    command = [
+        "spark-submit",
+        "--master",
+        MASTER,
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.log.level=WARN",
+        str(script),
+    ]
     if java_options:
         command[1:1] = ["--conf", f"spark.driver.extraJavaOptions={java_options}"]
     env = _child_env(ROOT, home, {})
@@ -329,8 +367,11 @@ def overhead(args: argparse.Namespace) -> None:
                 times[name].append(timings["task"])
                 for phase, seconds in phases(timings).items():
                     breakdown[name].setdefault(phase, []).append(seconds)
-                print(f"  rep {rep + 1} {name} {timings['task']:.1f} s ({timings['decision']}, "
-                      f"{timings['row_count']:,} rows)", flush=True)
+                print(
+                    f"  rep {rep + 1} {name} {timings['task']:.1f} s ({timings['decision']}, "
+                    f"{timings['row_count']:,} rows)",
+                    flush=True,
+                )
         trivial = _median(times["trivial"])
         size: dict[str, Any] = {"trivial_s": round(trivial, 2)}
         print(f"{rows:>12,} rows  trivial spark-submit {trivial:6.1f} s (median of {len(times['trivial'])})")
@@ -339,11 +380,13 @@ def overhead(args: argparse.Namespace) -> None:
             print(f"{'':>17} (the same trivial job mapping the archive: {size['trivial_with_archive_s']:.1f} s)")
         for name, _, _ in variants:
             task = _median(times[name])
-            size[name] = {"median_s": round(task, 2), "ratio_to_trivial": round(task / trivial, 2),
-                          "phases_s": {k: round(_median(v), 2) for k, v in breakdown[name].items()}}
+            size[name] = {
+                "median_s": round(task, 2),
+                "ratio_to_trivial": round(task / trivial, 2),
+                "phases_s": {k: round(_median(v), 2) for k, v in breakdown[name].items()},
+            }
             print(f"{'':>17} {name:<10} {task:6.1f} s   ratio task/trivial {task / trivial:.2f}")
-            print("                   phases: " + ", ".join(
-                f"{k} {v:.2f}" for k, v in size[name]["phases_s"].items()))
+            print("                   phases: " + ", ".join(f"{k} {v:.2f}" for k, v in size[name]["phases_s"].items()))
         if "before" in size:
             print(f"{'':>17} after/before {size['task']['median_s'] / size['before']['median_s']:.2f}")
         report["sizes"][str(rows)] = size
@@ -417,18 +460,32 @@ def append_runs(table: str, template: Any, count: int, prefix: str) -> None:
         shift = dt.timedelta(hours=count - index)
         for name, values in times.items():
             column = rows.column_names.index(name)
-            rows = rows.set_column(column, name, pa.array([v - shift if v is not None else None for v in values],
-                                                          rows.schema.field(name).type))
+            rows = rows.set_column(
+                column,
+                name,
+                pa.array([v - shift if v is not None else None for v in values], rows.schema.field(name).type),
+            )
         relative = f"contract_name={partition}/part-00000-{uuid.uuid4()}-c000.snappy.parquet"
         target = Path(table) / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(rows, target, compression="snappy")
         now_ms = int(time.time() * 1000)
-        add = {"path": relative, "partitionValues": {"contract_name": partition}, "size": target.stat().st_size,
-               "modificationTime": now_ms, "dataChange": True, "stats": _file_stats(rows)}
-        commit = {"timestamp": now_ms, "operation": "WRITE", "operationParameters": {"mode": "Append"},
-                  "isBlindAppend": True, "engineInfo": "benchmarks/task_overhead.py growth",
-                  "operationMetrics": {"numFiles": "1", "numOutputRows": str(rows.num_rows)}}
+        add = {
+            "path": relative,
+            "partitionValues": {"contract_name": partition},
+            "size": target.stat().st_size,
+            "modificationTime": now_ms,
+            "dataChange": True,
+            "stats": _file_stats(rows),
+        }
+        commit = {
+            "timestamp": now_ms,
+            "operation": "WRITE",
+            "operationParameters": {"mode": "Append"},
+            "isBlindAppend": True,
+            "engineInfo": "benchmarks/task_overhead.py growth",
+            "operationMetrics": {"numFiles": "1", "numOutputRows": str(rows.num_rows)},
+        }
         version += 1
         with open(log_dir / f"{version:020d}.json", "x", encoding="utf-8") as handle:
             handle.write(json.dumps({"commitInfo": commit}) + "\n" + json.dumps({"add": add}) + "\n")
@@ -464,8 +521,10 @@ def growth(args: argparse.Namespace) -> None:
     for folder, runs in ((small, 10), (large, args.growth)):
         began = time.perf_counter()
         append_runs(str(folder / "dq_results"), template, runs - 1, f"bulk-{folder.name}")
-        print(f"# {folder.name}: {runs:,} runs in the results table ({time.perf_counter() - began:.0f} s to add them)",
-              flush=True)
+        print(
+            f"# {folder.name}: {runs:,} runs in the results table ({time.perf_counter() - began:.0f} s to add them)",
+            flush=True,
+        )
 
     def measure(tables: list[tuple[str, Path]], reps: int) -> dict[str, dict[str, Any]]:
         got: dict[str, dict[str, list[float]]] = {label: {"write": [], "read_back": []} for label, _ in tables}
@@ -478,26 +537,37 @@ def growth(args: argparse.Namespace) -> None:
                 got[label]["read_back"].append(phase["read_back"])
                 got[label].setdefault("report", []).append(phase.get("report", 0.0))
                 got[label].setdefault("task", []).append(timings["task"])
-                print(f"  rep {rep + 1} {label}: results write {phase['results_write']:.2f} s, "
-                      f"read-back {phase['read_back']:.2f} s, report {phase.get('report', 0.0):.2f} s "
-                      f"(task {timings['task']:.1f} s)", flush=True)
+                print(
+                    f"  rep {rep + 1} {label}: results write {phase['results_write']:.2f} s, "
+                    f"read-back {phase['read_back']:.2f} s, report {phase.get('report', 0.0):.2f} s "
+                    f"(task {timings['task']:.1f} s)",
+                    flush=True,
+                )
         out = {}
         for label, folder in tables:
             table = DeltaTable(str(folder / "dq_results"))
-            out[label] = {"write_s": round(_median(got[label]["write"]), 3),
-                          "read_back_s": round(_median(got[label]["read_back"]), 3),
-                          "report_s": round(_median(got[label]["report"]), 3),
-                          "task_s": round(_median(got[label]["task"]), 2),
-                          "version": table.version(), "files": len(table.file_uris())}
-            print(f"{label:>24}: results write {out[label]['write_s']:.2f} s, read-back {out[label]['read_back_s']:.3f} s, "
-                  f"report {out[label]['report_s']:.2f} s, task {out[label]['task_s']:.1f} s "
-                  f"(median of {reps}; version {out[label]['version']:,}, {out[label]['files']:,} data files)", flush=True)
+            out[label] = {
+                "write_s": round(_median(got[label]["write"]), 3),
+                "read_back_s": round(_median(got[label]["read_back"]), 3),
+                "report_s": round(_median(got[label]["report"]), 3),
+                "task_s": round(_median(got[label]["task"]), 2),
+                "version": table.version(),
+                "files": len(table.file_uris()),
+            }
+            print(
+                f"{label:>24}: results write {out[label]['write_s']:.2f} s, read-back {out[label]['read_back_s']:.3f} s, "
+                f"report {out[label]['report_s']:.2f} s, task {out[label]['task_s']:.1f} s "
+                f"(median of {reps}; version {out[label]['version']:,}, {out[label]['files']:,} data files)",
+                flush=True,
+            )
         return out
 
     report = measure([("10 runs", small), (f"{args.growth:,} runs", large)], args.repeat)
     first, second = report["10 runs"], report[f"{args.growth:,} runs"]
-    print(f"ratio {args.growth:,} runs / 10 runs: results write {second['write_s'] / first['write_s']:.2f}, "
-          f"read-back {second['read_back_s'] / first['read_back_s']:.2f}")
+    print(
+        f"ratio {args.growth:,} runs / 10 runs: results write {second['write_s'] / first['write_s']:.2f}, "
+        f"read-back {second['read_back_s'] / first['read_back_s']:.2f}"
+    )
     if args.growth_maintenance:
         from airflow_dq_contracts.engine.session import get_spark
 
@@ -514,8 +584,12 @@ def growth(args: argparse.Namespace) -> None:
         # files' tombstones, 30 days for the log's JSON files): simulated by shortening both, then a
         # checkpoint that drops the expired tombstones and the clean-up of the expired log files.
         maintained = DeltaTable(table)
-        maintained.alter.set_table_properties({"delta.deletedFileRetentionDuration": "interval 1 seconds",
-                                               "delta.logRetentionDuration": "interval 1 seconds"})
+        maintained.alter.set_table_properties(
+            {
+                "delta.deletedFileRetentionDuration": "interval 1 seconds",
+                "delta.logRetentionDuration": "interval 1 seconds",
+            }
+        )
         time.sleep(2)
         maintained.create_checkpoint()
         maintained.cleanup_metadata()
@@ -550,16 +624,27 @@ def main(argv: list[str] | None = None) -> None:
     child.add_argument("--contract", default=str(CONTRACT))
     parser.add_argument("--rows", type=int, nargs="+", default=[1000, 100_000, 10_000_000])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--data-dir", default=str(ROOT / ".work" / "bench-task-overhead"),
-                        help="where the generated inputs are kept between runs")
+    parser.add_argument(
+        "--data-dir",
+        default=str(ROOT / ".work" / "bench-task-overhead"),
+        help="where the generated inputs are kept between runs",
+    )
     parser.add_argument("--before-src", help="source tree of the package to compare against (same run)")
     parser.add_argument("--jars-dir", help="also run the task with $DQ_CONTRACTS_DELTA_JARS=DIR (no Ivy)")
-    parser.add_argument("--conf-variant", nargs=2, action="append", metavar=("LABEL", "JSON"),
-                        help="also run the task with this extra spark_conf (a lever to measure), e.g. "
-                             "nocodegen '{\"spark.sql.codegen.wholeStage\": \"false\"}'")
+    parser.add_argument(
+        "--conf-variant",
+        nargs=2,
+        action="append",
+        metavar=("LABEL", "JSON"),
+        help="also run the task with this extra spark_conf (a lever to measure), e.g. "
+        'nocodegen \'{"spark.sql.codegen.wholeStage": "false"}\'',
+    )
     parser.add_argument("--growth", type=int, help="measure the results table after this many runs instead")
-    parser.add_argument("--growth-maintenance", action="store_true",
-                        help="with --growth: also measure the large table after OPTIMIZE + VACUUM")
+    parser.add_argument(
+        "--growth-maintenance",
+        action="store_true",
+        help="with --growth: also measure the large table after OPTIMIZE + VACUUM",
+    )
     parser.add_argument("--summarize", metavar="JSONL", help="print the phases of the task runs logged in JSONL")
     parser.add_argument("--json-out")
     args = parser.parse_args(argv)

@@ -58,8 +58,11 @@ with DAG(
     start_date=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
     catchup=False,
     max_active_runs=1,
-    params={"outcome": Param("pass", enum=["pass", "quarantine", "gate"],
-                             description="defects the stand-in producer injects")},
+    params={
+        "outcome": Param(
+            "pass", enum=["pass", "quarantine", "gate"], description="defects the stand-in producer injects"
+        )
+    },
     tags=["data-quality", "example"],
     doc_md=__doc__,
 ) as dag:
@@ -135,8 +138,14 @@ with DAG(
         rows = [{name: row[name] for name in COLUMNS} for row in valid.to_pylist()]
         written = write_orders(GOLD_ORDERS, rows) if rows else 0
         quarantine = summary.get("quarantine") or {}
-        log.warning("gold: published %d valid orders of %s; %s rows quarantined in %s for run %s",
-                    written, day, quarantine.get("rows"), quarantine.get("table"), summary["run_id"])
+        log.warning(
+            "gold: published %d valid orders of %s; %s rows quarantined in %s for run %s",
+            written,
+            day,
+            quarantine.get("rows"),
+            quarantine.get("table"),
+            summary["run_id"],
+        )
         return written
 
     @task(on_failure_callback=ContractAlertNotifier(check_task_id="check_orders"))
@@ -146,8 +155,14 @@ with DAG(
 
         failing = [c for c in summary["checks"] if c["action"] == "gate" and c["status"] != "passed"]
         for check in failing:
-            log.error("GATE %s %s: %s (metric %s, %s failing rows)", check["severity"], check["check_id"],
-                      check["message"] or check["validator"], check["metric_value"], check["failed_rows"])
+            log.error(
+                "GATE %s %s: %s (metric %s, %s failing rows)",
+                check["severity"],
+                check["check_id"],
+                check["message"] or check["validator"],
+                check["metric_value"],
+                check["failed_rows"],
+            )
         raise AirflowFailException(
             f"orders contract gated the load of {summary['dataset']} ({len(failing)} gate check(s) failed); "
             f"results in {summary['results_table']} (run_id {summary['run_id']})"

@@ -95,21 +95,23 @@ def generate_orders(spec: OrdersSpec) -> list[dict[str, Any]]:
             # Spread over the day, the last order a few minutes before midnight: the data is fresh
             # against the end of the daily interval.
             seconds = int((index + 1) * (86_000 / spec.rows_per_day))
-            rows.append({
-                "order_id": next_id,
-                "customer_id": customer,
-                "status": rng.choice(STATUSES),
-                "amount": round(rng.uniform(5.0, 900.0), 2),
-                "currency": rng.choice(CURRENCIES),
-                "email": f"customer{customer}@example.com",
-                "created_at": day_start + dt.timedelta(seconds=seconds),
-                "order_date": day,
-                "tags": sorted(rng.sample(TAGS, rng.randint(0, 2))),
-            })
+            rows.append(
+                {
+                    "order_id": next_id,
+                    "customer_id": customer,
+                    "status": rng.choice(STATUSES),
+                    "amount": round(rng.uniform(5.0, 900.0), 2),
+                    "currency": rng.choice(CURRENCIES),
+                    "email": f"customer{customer}@example.com",
+                    "created_at": day_start + dt.timedelta(seconds=seconds),
+                    "order_date": day,
+                    "tags": sorted(rng.sample(TAGS, rng.randint(0, 2))),
+                }
+            )
     newest = [r for r in rows if r["order_date"] == spec.end]
     for row in newest[: spec.bad_emails]:
         row["email"] = row["email"].replace("@", " at ")
-    for position, row in enumerate(newest[spec.bad_emails: spec.bad_emails + spec.duplicate_order_ids]):
+    for position, row in enumerate(newest[spec.bad_emails : spec.bad_emails + spec.duplicate_order_ids]):
         row["order_id"] = newest[-1 - position]["order_id"]
     return rows
 
@@ -118,12 +120,19 @@ def arrow_table(rows: Iterable[dict[str, Any]]):
     """The rows as a pyarrow table with the contract's exact types."""
     import pyarrow as pa
 
-    schema = pa.schema([
-        ("order_id", pa.int64()), ("customer_id", pa.int64()), ("status", pa.string()),
-        ("amount", pa.float64()), ("currency", pa.string()), ("email", pa.string()),
-        ("created_at", pa.timestamp("us", tz="UTC")), ("order_date", pa.date32()),
-        ("tags", pa.list_(pa.string())),
-    ])
+    schema = pa.schema(
+        [
+            ("order_id", pa.int64()),
+            ("customer_id", pa.int64()),
+            ("status", pa.string()),
+            ("amount", pa.float64()),
+            ("currency", pa.string()),
+            ("email", pa.string()),
+            ("created_at", pa.timestamp("us", tz="UTC")),
+            ("order_date", pa.date32()),
+            ("tags", pa.list_(pa.string())),
+        ]
+    )
     rows = list(rows)
     return pa.table({name: [row[name] for row in rows] for name in COLUMNS}, schema=schema)
 
@@ -162,6 +171,7 @@ def read_orders(path: str | Path, order_date: dt.date | None = None) -> list[dic
 
 
 # ------------------------------------------------------------------------------ customers (SCD-2)
+
 
 #: customer ids that never existed (their orders are orphans)
 def never_existed(customer_id: int) -> bool:
@@ -205,8 +215,14 @@ def write_customers(path: str | Path, rows: list[dict[str, Any]]) -> int:
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    schema = pa.schema([("customer_id", pa.int64()), ("tier", pa.string()),
-                        ("valid_from", pa.timestamp("us", tz="UTC")), ("valid_to", pa.timestamp("us", tz="UTC"))])
+    schema = pa.schema(
+        [
+            ("customer_id", pa.int64()),
+            ("tier", pa.string()),
+            ("valid_from", pa.timestamp("us", tz="UTC")),
+            ("valid_to", pa.timestamp("us", tz="UTC")),
+        ]
+    )
     table = pa.table({name: [row[name] for row in rows] for name in schema.names}, schema=schema)
     Path(str(path)).parent.mkdir(parents=True, exist_ok=True)
     write_deltalake(str(path), table, mode="overwrite")

@@ -89,8 +89,12 @@ def _migrate_db(log_file: Path) -> None:
 
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with open(log_file, "w") as handle:
-        done = subprocess.run([str(Path(sys.executable).parent / "airflow"), "db", "migrate"],
-                              stdout=handle, stderr=subprocess.STDOUT, env=os.environ.copy())
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "airflow"), "db", "migrate"],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=os.environ.copy(),
+        )
     if done.returncode != 0:
         raise SystemExit(f"[demo] airflow db migrate failed; see {log_file}")
 
@@ -117,9 +121,14 @@ def _outcome(dag_run, check_task_id: str) -> tuple[dict[str, str], dict | None]:
     with create_session() as session:
         fresh = session.get(DagRun, dag_run.id)
         states = {ti.task_id: str(ti.state) for ti in fresh.get_task_instances(session=session)}
-        row = session.scalars(select(XComModel).where(
-            XComModel.dag_id == dag_run.dag_id, XComModel.run_id == dag_run.run_id,
-            XComModel.task_id == check_task_id, XComModel.key == "return_value")).first()
+        row = session.scalars(
+            select(XComModel).where(
+                XComModel.dag_id == dag_run.dag_id,
+                XComModel.run_id == dag_run.run_id,
+                XComModel.task_id == check_task_id,
+                XComModel.key == "return_value",
+            )
+        ).first()
         summary = XComModel.deserialize_value(row) if row is not None else None
     return states, summary
 
@@ -144,8 +153,13 @@ def run_outcome(outcome: str, day: dt.date, progress: Progress) -> bool:
         dag = bag.dags[DAG_ID]
 
     logical = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=dt.timezone.utc)
-    with progress(f"run {DAG_ID} with outcome={outcome!r} for {day} (spark-submit on local[*]; log: "
-                  f"{log_file.relative_to(ROOT)})"), _quiet(log_file):
+    with (
+        progress(
+            f"run {DAG_ID} with outcome={outcome!r} for {day} (spark-submit on local[*]; log: "
+            f"{log_file.relative_to(ROOT)})"
+        ),
+        _quiet(log_file),
+    ):
         dag_run = dag.test(logical_date=logical, run_after=logical, run_conf={"outcome": outcome})
 
     states, summary = _outcome(dag_run, "check_orders")
@@ -155,18 +169,23 @@ def run_outcome(outcome: str, day: dt.date, progress: Progress) -> bool:
     if not summary:
         print(f"  no summary from check_orders — see {log_file}")
         return False
-    print(f"  decision: {summary['decision'].upper()}   (run_id {summary['run_id']}, {summary['row_count']} rows "
-          f"where {summary['filter']}; {summary['counts']})")
+    print(
+        f"  decision: {summary['decision'].upper()}   (run_id {summary['run_id']}, {summary['row_count']} rows "
+        f"where {summary['filter']}; {summary['counts']})"
+    )
 
     results_path = default_results_table(os.environ["DQ_CONTRACTS_WAREHOUSE"])
     results = DeltaTable(results_path).to_pyarrow_table()
     mine = results.filter(pc.equal(results["run_id"], summary["run_id"])).to_pylist()
     mine.sort(key=lambda r: (r["status"] == "passed", r["severity"], r["check_id"]))
-    print(f"  results table {results_path}: {len(mine)} rows for this run "
-          f"({results.num_rows} rows in the table)")
-    _print_table(("check_id", "severity", "action", "status", "metric_value", "failed_rows"),
-                 [(r["check_id"], r["severity"], r["action"], r["status"], _metric(r["metric_value"]),
-                   r["failed_rows"]) for r in mine])
+    print(f"  results table {results_path}: {len(mine)} rows for this run ({results.num_rows} rows in the table)")
+    _print_table(
+        ("check_id", "severity", "action", "status", "metric_value", "failed_rows"),
+        [
+            (r["check_id"], r["severity"], r["action"], r["status"], _metric(r["metric_value"]), r["failed_rows"])
+            for r in mine
+        ],
+    )
 
     quarantine_path = default_quarantine_table(os.environ["DQ_CONTRACTS_WAREHOUSE"], "orders")
     count = 0
@@ -174,8 +193,9 @@ def run_outcome(outcome: str, day: dt.date, progress: Progress) -> bool:
         quarantined = DeltaTable(quarantine_path).to_pyarrow_table(columns=["_dq_run_id"])
         count = sum(1 for v in quarantined["_dq_run_id"].to_pylist() if v == summary["run_id"])
     print(f"  quarantine table {quarantine_path}: {count} rows for this run")
-    routed = states.get(EXPECTED_PATH[outcome]) in ("success", "failed") and \
-        all(states.get(t) == "skipped" for o, t in EXPECTED_PATH.items() if o != outcome)
+    routed = states.get(EXPECTED_PATH[outcome]) in ("success", "failed") and all(
+        states.get(t) == "skipped" for o, t in EXPECTED_PATH.items() if o != outcome
+    )
     print(f"  branch taken: {EXPECTED_PATH[outcome]} ({'as expected' if routed else 'UNEXPECTED'})")
     print()
     return routed
@@ -184,8 +204,12 @@ def run_outcome(outcome: str, day: dt.date, progress: Progress) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--outcome", choices=(*OUTCOMES, "all"), default="quarantine")
-    parser.add_argument("--date", type=dt.date.fromisoformat, default=dt.date(2024, 5, 1),
-                        help="the day to process (default 2024-05-01)")
+    parser.add_argument(
+        "--date",
+        type=dt.date.fromisoformat,
+        default=dt.date(2024, 5, 1),
+        help="the day to process (default 2024-05-01)",
+    )
     args = parser.parse_args(argv)
     outcomes = OUTCOMES if args.outcome == "all" else (args.outcome,)
 

@@ -59,8 +59,12 @@ PLAIN_PYTHON = ["tests", "-m", "not spark and not airflow and not cluster and no
 # and Ivy's locking of concurrent jar resolutions (test_jars, several JVMs); the matrix's spark-submit
 # DAG still resolves and loads the Delta jars of each environment's Spark for real. The source's shape
 # (test_structure: import graph, file sizes, lint-imports) is a property of the checkout, not of the install.
-PLAIN_IGNORED = ("tests/test_docker.py", "tests/test_report_browser.py", "tests/test_jars.py",
-                 "tests/test_structure.py")
+PLAIN_IGNORED = (
+    "tests/test_docker.py",
+    "tests/test_report_browser.py",
+    "tests/test_jars.py",
+    "tests/test_structure.py",
+)
 # Then the sensors inside dag.test() (poke, reschedule, deferrable, soft fail, a located error), the
 # example DAGs' parsing, `airflow providers list`, the operator's bad-contract path inside dag.test()
 # (no Spark), and the one real spark-submit end-to-end DAG.
@@ -100,12 +104,23 @@ ENVIRONMENTS: dict[str, Environment] = {
         # SDK talks to its in-process execution API in a way FastAPI's later releases refuse (every
         # task start answered 422, so dag.test() and real workers never run a task). A deployment of
         # 3.0.2 has FastAPI 0.115.x, as 3.0.2's constraints pinned it; so does this set.
-        Environment("oldest", "3.10", "lowest-direct", pins=("fastapi==0.115.12",),
-                    ignore=("tests/test_openlineage.py",)),
+        Environment(
+            "oldest", "3.10", "lowest-direct", pins=("fastapi==0.115.12",), ignore=("tests/test_openlineage.py",)
+        ),
         # The development set of `./dev setup` (not run by the matrix: the full suite runs on it).
-        Environment("dev", "3.11", "highest", pins=(
-            "apache-airflow==3.1.8", "apache-airflow-providers-apache-spark==6.3.4", "pyspark==4.1.1",
-            "delta-spark==4.4.0", "deltalake==1.6.6"), extras=(*EXTRAS, "release")),
+        Environment(
+            "dev",
+            "3.11",
+            "highest",
+            pins=(
+                "apache-airflow==3.1.8",
+                "apache-airflow-providers-apache-spark==6.3.4",
+                "pyspark==4.1.1",
+                "delta-spark==4.4.0",
+                "deltalake==1.6.6",
+            ),
+            extras=(*EXTRAS, "release"),
+        ),
         # The newest of every range on the newest Python.
         Environment("newest", "3.13", "highest"),
     )
@@ -135,8 +150,9 @@ def interpreter(version: str) -> str:
     pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
     candidates += sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python{version}"), reverse=True)
     for candidate in filter(None, candidates):
-        probe = subprocess.run([candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                               capture_output=True, text=True)
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
+        )
         if probe.returncode == 0 and probe.stdout.strip() == version:
             return candidate
     raise SystemExit(f"no Python {version} interpreter found (PATH or {pyenv_root}/versions)")
@@ -170,21 +186,37 @@ def compile_constraints(env: Environment) -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".in", delete=False) as handle:
             handle.write("\n".join(requirements) + "\n")
         out = subprocess.run(
-            [uv(), "pip", "compile", handle.name, "--python", python, "--resolution", env.resolution,
-             "--no-header", "--no-annotate", "--quiet"],
-            check=True, capture_output=True, text=True, env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"},
+            [
+                uv(),
+                "pip",
+                "compile",
+                handle.name,
+                "--python",
+                python,
+                "--resolution",
+                env.resolution,
+                "--no-header",
+                "--no-annotate",
+                "--quiet",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"},
         ).stdout
         os.unlink(handle.name)
         pins = pinned(out)
         client, spark = pins.get("pyspark-client"), pins.get("pyspark")
         if client is None or client == spark:
             break
-        requirements += [f"pyspark-client<={spark}"] if attempt == 0 else [f"pyspark=={client}", f"pyspark-client=={client}"]
+        requirements += (
+            [f"pyspark-client<={spark}"] if attempt == 0 else [f"pyspark=={client}", f"pyspark-client=={client}"]
+        )
     else:
         raise SystemExit(f"{env.name}: could not pin pyspark-client to pyspark {spark}")
     header = (
         f"# The exact set tested on Python {env.python} ({env.name}; uv resolution {env.resolution}).\n"
-        f"# Install: pip install \"{DIST_NAME}[spark]\" -c {env.constraints.relative_to(ROOT)}\n"
+        f'# Install: pip install "{DIST_NAME}[spark]" -c {env.constraints.relative_to(ROOT)}\n'
         "# Regenerate: ./dev constraints (then ./dev test-matrix). pyspark-client == pyspark (DESIGN §8).\n"
     )
     CONSTRAINTS.mkdir(exist_ok=True)
@@ -196,8 +228,10 @@ def build() -> Path:
     """sdist + wheel into .matrix/dist, checked by twine; returns the wheel."""
     dist = WORK / "dist"
     shutil.rmtree(dist, ignore_errors=True)
-    run([sys.executable, "-m", "build", "--installer", "uv", "--outdir", str(dist), str(ROOT)],
-        stdout=subprocess.DEVNULL)
+    run(
+        [sys.executable, "-m", "build", "--installer", "uv", "--outdir", str(dist), str(ROOT)],
+        stdout=subprocess.DEVNULL,
+    )
     artifacts = sorted(dist.iterdir())
     run([sys.executable, "-m", "twine", "check", "--strict", *map(str, artifacts)])
     [wheel] = [a for a in artifacts if a.suffix == ".whl"]
@@ -206,8 +240,9 @@ def build() -> Path:
 
 def freeze(python: Path) -> dict[str, str]:
     """``{normalised name: version}`` of every distribution installed for ``python``."""
-    out = subprocess.run([uv(), "pip", "list", "--format", "json", "--python", str(python)], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [uv(), "pip", "list", "--format", "json", "--python", str(python)], check=True, capture_output=True, text=True
+    ).stdout
     return {re.sub(r"[-_.]+", "-", d["name"]).lower(): d["version"] for d in json.loads(out)}
 
 
@@ -250,14 +285,19 @@ def create_environment(env: Environment, wheel: Path) -> Path:
     run([uv(), "pip", "install", "--quiet", "--python", str(python), f"{wheel}[{','.join(env.extras)}]"])
     after = freeze(python)
     ours = after.pop(DIST_NAME, None)
-    changed = {name: (before.get(name), after.get(name)) for name in before.keys() | after.keys()
-               if before.get(name) != after.get(name)}
+    changed = {
+        name: (before.get(name), after.get(name))
+        for name in before.keys() | after.keys()
+        if before.get(name) != after.get(name)
+    }
     if ours is None or changed:
         raise SystemExit(f"{env.name}: installing the wheel changed the environment: {changed or 'not installed'}")
-    log(f"{env.name}: Python {env.python}, wheel {ours}; Airflow stayed {after['apache-airflow']}, provider "
+    log(
+        f"{env.name}: Python {env.python}, wheel {ours}; Airflow stayed {after['apache-airflow']}, provider "
         f"{after['apache-airflow-providers-apache-spark']}, pyspark {after.get('pyspark')} (client "
         f"{after.get('pyspark-client', 'none')}), delta-spark {after.get('delta-spark')}, deltalake "
-        f"{after['deltalake']}, PyYAML {after['pyyaml']}, pendulum {after['pendulum']}")
+        f"{after['deltalake']}, PyYAML {after['pyyaml']}, pendulum {after['pendulum']}"
+    )
     return python
 
 
@@ -271,11 +311,28 @@ def test_environment(env: Environment, python: Path, timings: Timings) -> None:
         # From outside the checkout, so that nothing imports the source tree instead of the wheel;
         # test paths are absolute, pytest's settings come from pyproject.toml. -x: the first failure
         # is the answer, the rest of a broken environment's run would only spend CI's budget.
-        base = [str(python), "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
-                "-p", "no:cacheprovider", "-q", "-x"]
+        base = [
+            str(python),
+            "-m",
+            "pytest",
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--rootdir",
+            str(ROOT),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-x",
+        ]
         absolute = lambda args: [str(ROOT / a) if a.startswith("tests") else a for a in args]  # noqa: E731
-        where = subprocess.run([str(python), "-c", "import airflow_dq_contracts as p; print(p.__file__)"],
-                               cwd=cwd, env=pytest_env, check=True, capture_output=True, text=True).stdout.strip()
+        where = subprocess.run(
+            [str(python), "-c", "import airflow_dq_contracts as p; print(p.__file__)"],
+            cwd=cwd,
+            env=pytest_env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         if "site-packages" not in Path(where).parts:
             raise SystemExit(f"{env.name}: airflow_dq_contracts imports from {where}, not from the wheel")
         ignored = [f"--ignore={ROOT / path}" for path in (*PLAIN_IGNORED, *env.ignore)]
@@ -290,8 +347,9 @@ def test_environment(env: Environment, python: Path, timings: Timings) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("run", "constraints"))
-    parser.add_argument("names", nargs="*", help=f"environments (default: run {' '.join(MATRIX)}; "
-                                                 f"constraints {' '.join(ENVIRONMENTS)})")
+    parser.add_argument(
+        "names", nargs="*", help=f"environments (default: run {' '.join(MATRIX)}; constraints {' '.join(ENVIRONMENTS)})"
+    )
     args = parser.parse_args(argv)
     names = args.names or (list(MATRIX) if args.command == "run" else list(ENVIRONMENTS))
     unknown = [n for n in names if n not in ENVIRONMENTS]

@@ -29,7 +29,7 @@ UTC = dt.timezone.utc
 CONTRACT = "orders"
 VERSION = "2.1.0"
 HOSTILE_SCRIPT = "<script>window.__pwned = 1</script>"
-HOSTILE_ATTR = "\"'><img src=x onerror=\"window.__pwned=2\">"
+HOSTILE_ATTR = '"\'><img src=x onerror="window.__pwned=2">'
 LONG = "x" * 100_000
 
 # (check_id, name, type, column, severity, action, row-level)
@@ -71,15 +71,29 @@ def arrow_schema(columns: Any) -> Any:
     """A pyarrow schema for (name, Spark SQL type) pairs (timestamps as UTC microseconds, like Spark's)."""
     import pyarrow as pa
 
-    types = {"string": pa.string(), "double": pa.float64(), "boolean": pa.bool_(), "bigint": pa.int64(),
-             "timestamp": pa.timestamp("us", tz="UTC"), "array<string>": pa.list_(pa.string())}
+    types = {
+        "string": pa.string(),
+        "double": pa.float64(),
+        "boolean": pa.bool_(),
+        "bigint": pa.int64(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "array<string>": pa.list_(pa.string()),
+    }
     return pa.schema([(name, types[kind]) for name, kind in columns])
 
 
-def write_demo_tables(folder: str | os.PathLike[str], *, runs: int = 30, checks: int = 7,
-                      hostile: bool = False, quarantined: int = 60, seed: int = 7,
-                      end: dt.datetime = dt.datetime(2024, 6, 1, tzinfo=UTC), step_minutes: int = 1440,
-                      keep_rows: bool = True) -> DemoTables:
+def write_demo_tables(
+    folder: str | os.PathLike[str],
+    *,
+    runs: int = 30,
+    checks: int = 7,
+    hostile: bool = False,
+    quarantined: int = 60,
+    seed: int = 7,
+    end: dt.datetime = dt.datetime(2024, 6, 1, tzinfo=UTC),
+    step_minutes: int = 1440,
+    keep_rows: bool = True,
+) -> DemoTables:
     """Write results (``runs`` × ``checks`` rows), registry and quarantine tables under ``folder``.
 
     Runs are ``step_minutes`` apart and end at ``end``; the last run fails the uniqueness check
@@ -118,7 +132,9 @@ def write_demo_tables(folder: str | os.PathLike[str], *, runs: int = 30, checks:
                 passed, validator = metric == 0, "max 0"
                 failed_rows = int(metric) * 2
             elif ctype in ("between", "whitelist", "pattern"):
-                failed_rows = (17 if ctype == "between" else 9) if last else (rng.randint(1, 5) if rng.random() < 0.2 else 0)
+                failed_rows = (
+                    (17 if ctype == "between" else 9) if last else (rng.randint(1, 5) if rng.random() < 0.2 else 0)
+                )
                 metric = float(failed_rows)
                 passed, validator = failed_rows == 0, "implicit: all conform"
             elif ctype == "freshness":
@@ -132,17 +148,36 @@ def write_demo_tables(folder: str | os.PathLike[str], *, runs: int = 30, checks:
                 metric, status, passed = None, "error", False
                 message = "column created_at missing " + HOSTILE_SCRIPT
             elif not passed:
-                message = f"{name}: metric {metric} outside {validator}" + (" " + LONG if hostile and ctype == "pattern" else "")
+                message = f"{name}: metric {metric} outside {validator}" + (
+                    " " + LONG if hostile and ctype == "pattern" else ""
+                )
             values = {
-                "run_id": run_id, "contract_name": CONTRACT, "contract_version": VERSION,
-                "dataset": "silver.orders", "check_id": check_id, "check_name": name, "check_type": ctype,
-                "column": column, "severity": severity, "action": action, "validator": validator,
-                "metric_value": metric, "status": status, "passed": passed,
-                "failed_rows": failed_rows if row_level else None, "message": message, "row_count": row_count,
-                "filter": None, "evaluated_at": at + dt.timedelta(minutes=5), "dag_id": "dq_orders_pipeline",
-                "task_id": "check_orders", "airflow_run_id": f"scheduled__{at.date()}",
-                "tags": ["demo"], "reference_time": at,
-                "expected_min": expected_min, "expected_max": expected_max,
+                "run_id": run_id,
+                "contract_name": CONTRACT,
+                "contract_version": VERSION,
+                "dataset": "silver.orders",
+                "check_id": check_id,
+                "check_name": name,
+                "check_type": ctype,
+                "column": column,
+                "severity": severity,
+                "action": action,
+                "validator": validator,
+                "metric_value": metric,
+                "status": status,
+                "passed": passed,
+                "failed_rows": failed_rows if row_level else None,
+                "message": message,
+                "row_count": row_count,
+                "filter": None,
+                "evaluated_at": at + dt.timedelta(minutes=5),
+                "dag_id": "dq_orders_pipeline",
+                "task_id": "check_orders",
+                "airflow_run_id": f"scheduled__{at.date()}",
+                "tags": ["demo"],
+                "reference_time": at,
+                "expected_min": expected_min,
+                "expected_max": expected_max,
             }
             for key, value in values.items():
                 columns[key].append(value)
@@ -156,40 +191,79 @@ def write_demo_tables(folder: str | os.PathLike[str], *, runs: int = 30, checks:
         broken = [spec[2] if number % 3 else spec[3]]
         if number % 5 == 0:
             broken.append(spec[1])
-        qrows.append({
-            "order_id": 1000 + number,
-            "amount": -1.5 * number,
-            "status": (HOSTILE_SCRIPT if hostile and number == 0 else HOSTILE_ATTR if hostile and number == 1
-                       else LONG if hostile and number == 2 else "unknown"),
-            "_dq_run_id": last_run_id,
-            "_dq_violations": [{"check_id": c[0], "check_name": c[1], "check_type": c[2], "severity": c[4],
-                                "action": c[5]} for c in broken],
-            "_dq_quarantined_at": end,
-        })
+        qrows.append(
+            {
+                "order_id": 1000 + number,
+                "amount": -1.5 * number,
+                "status": (
+                    HOSTILE_SCRIPT
+                    if hostile and number == 0
+                    else HOSTILE_ATTR
+                    if hostile and number == 1
+                    else LONG
+                    if hostile and number == 2
+                    else "unknown"
+                ),
+                "_dq_run_id": last_run_id,
+                "_dq_violations": [
+                    {"check_id": c[0], "check_name": c[1], "check_type": c[2], "severity": c[4], "action": c[5]}
+                    for c in broken
+                ],
+                "_dq_quarantined_at": end,
+            }
+        )
     violation = pa.struct([(field, pa.string()) for field in VIOLATION_FIELDS])
-    qschema = pa.schema([("order_id", pa.int64()), ("amount", pa.float64()), ("status", pa.string()),
-                         ("_dq_run_id", pa.string()), ("_dq_violations", pa.list_(violation)),
-                         ("_dq_quarantined_at", pa.timestamp("us", tz="UTC"))])
+    qschema = pa.schema(
+        [
+            ("order_id", pa.int64()),
+            ("amount", pa.float64()),
+            ("status", pa.string()),
+            ("_dq_run_id", pa.string()),
+            ("_dq_violations", pa.list_(violation)),
+            ("_dq_quarantined_at", pa.timestamp("us", tz="UTC")),
+        ]
+    )
     write_deltalake(str(quarantine_path), pa.Table.from_pylist(qrows, schema=qschema), mode="overwrite")
 
     text = f"name: {CONTRACT}\nversion: {VERSION}\nowner: checkout-team@example.com\n"
     registry = {
-        "contract_name": CONTRACT, "contract_version": VERSION, "owner": "checkout-team@example.com",
-        "domain": "commerce", "description": "Orders of the web shop" + (" " + HOSTILE_SCRIPT if hostile else ""),
-        "consumers": ["analytics", "finance"], "tags": ["critical"], "dataset": "silver.orders",
-        "sla_freshness_hours": 4.0, "sla_max_latency_minutes": 30.0, "sla_availability_target": 0.999,
-        "sla_delivery_deadline_utc": "06:00", "sla_support_contact": "orders-oncall@example.com",
+        "contract_name": CONTRACT,
+        "contract_version": VERSION,
+        "owner": "checkout-team@example.com",
+        "domain": "commerce",
+        "description": "Orders of the web shop" + (" " + HOSTILE_SCRIPT if hostile else ""),
+        "consumers": ["analytics", "finance"],
+        "tags": ["critical"],
+        "dataset": "silver.orders",
+        "sla_freshness_hours": 4.0,
+        "sla_max_latency_minutes": 30.0,
+        "sla_availability_target": 0.999,
+        "sla_delivery_deadline_utc": "06:00",
+        "sla_support_contact": "orders-oncall@example.com",
         "sla_escalation_policy": "page the checkout on-call, then #data-platform",
-        "contract_hash": contract_text_hash(text), "contract_text": text,
-        "first_run_at": end - dt.timedelta(minutes=step_minutes * (runs - 1)), "last_run_at": end,
-        "last_run_id": last_run_id, "last_decision": "gate", "results_table": str(results_path),
-        "quarantine_table": str(quarantine_path), "valid_table": None,
+        "contract_hash": contract_text_hash(text),
+        "contract_text": text,
+        "first_run_at": end - dt.timedelta(minutes=step_minutes * (runs - 1)),
+        "last_run_at": end,
+        "last_run_id": last_run_id,
+        "last_decision": "gate",
+        "results_table": str(results_path),
+        "quarantine_table": str(quarantine_path),
+        "valid_table": None,
     }
-    write_deltalake(str(root / "dq_contracts"), pa.Table.from_pylist([registry], schema=arrow_schema(REGISTRY_COLUMNS)),
-                    mode="overwrite")
-    return DemoTables(results=str(results_path), registry=str(root / "dq_contracts"),
-                      quarantine=str(quarantine_path), result_rows=results.to_pylist() if keep_rows else [],
-                      quarantine_rows=qrows, last_run_id=last_run_id)
+    write_deltalake(
+        str(root / "dq_contracts"),
+        pa.Table.from_pylist([registry], schema=arrow_schema(REGISTRY_COLUMNS)),
+        mode="overwrite",
+    )
+    return DemoTables(
+        results=str(results_path),
+        registry=str(root / "dq_contracts"),
+        quarantine=str(quarantine_path),
+        result_rows=results.to_pylist() if keep_rows else [],
+        quarantine_rows=qrows,
+        last_run_id=last_run_id,
+    )
 
 
 @dataclasses.dataclass
@@ -212,8 +286,14 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def open_in_chromium(html_path: str | os.PathLike[str], *, screenshot: str | os.PathLike[str] | None = None,
-                     text_filter: str = "", status_filter: str = "failed", width: int = 1500) -> BrowserView:
+def open_in_chromium(
+    html_path: str | os.PathLike[str],
+    *,
+    screenshot: str | os.PathLike[str] | None = None,
+    text_filter: str = "",
+    status_filter: str = "failed",
+    width: int = 1500,
+) -> BrowserView:
     """Load the report in headless Chromium and exercise it (see :class:`BrowserView`)."""
     from playwright.sync_api import sync_playwright
 
@@ -224,8 +304,9 @@ def open_in_chromium(html_path: str | os.PathLike[str], *, screenshot: str | os.
     console_errors: list[str] = []
     page_errors: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        browser = playwright.chromium.launch(
+            executable_path=executable, headless=True, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+        )
         try:
             page = browser.new_page(viewport={"width": width, "height": 900})
             page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
@@ -249,9 +330,17 @@ def open_in_chromium(html_path: str | os.PathLike[str], *, screenshot: str | os.
             pwned = page.evaluate("() => window.__pwned === undefined ? null : window.__pwned")
         finally:
             browser.close()
-    return BrowserView(console_errors=console_errors, page_errors=page_errors, rows=rows,
-                       visible_after_text_filter=visible_text, visible_after_status_filter=visible_status,
-                       charts=charts, pwned=pwned, first_after_sort=first, screenshot=shot)
+    return BrowserView(
+        console_errors=console_errors,
+        page_errors=page_errors,
+        rows=rows,
+        visible_after_text_filter=visible_text,
+        visible_after_status_filter=visible_status,
+        charts=charts,
+        pwned=pwned,
+        first_after_sort=first,
+        screenshot=shot,
+    )
 
 
 def main(argv: list[str]) -> int:

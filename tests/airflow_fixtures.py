@@ -61,9 +61,7 @@ def _prepare_environment() -> Path:
     os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
     os.environ["AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION"] = "False"
     os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO")
-    os.environ.setdefault(
-        "AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark", "host": "local[2]"})
-    )
+    os.environ.setdefault("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark", "host": "local[2]"}))
     return home
 
 

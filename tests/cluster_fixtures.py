@@ -122,8 +122,10 @@ def python_cluster_mode_args(
     ['--class', 'org.apache.spark.deploy.PythonRunner', '/c.jar', '/app.py', '', '--x', '1']
     """
     args = [
-        "--conf", f"spark.pyspark.python={python}",
-        "--conf", f"spark.pyspark.driver.python={python}",
+        "--conf",
+        f"spark.pyspark.python={python}",
+        "--conf",
+        f"spark.pyspark.driver.python={python}",
     ]
     if py_files:
         # PythonRunner puts them on the driver's PYTHONPATH; this conf ships them to executors.
@@ -250,7 +252,7 @@ def listening_addresses(pid: int) -> set[tuple[str, int]]:
             hex_addr, hex_port = local.split(":")
             raw = bytes.fromhex(hex_addr)
             # The kernel prints each 32-bit word in host (little-endian) byte order.
-            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
             addr: ipaddress.IPv4Address | ipaddress.IPv6Address = (
                 ipaddress.IPv4Address(raw) if len(raw) == 4 else ipaddress.IPv6Address(raw)
             )
@@ -266,7 +268,9 @@ def ps_lines(pids: Sequence[int]) -> str:
         return ""
     result = subprocess.run(
         ["ps", "-o", "pid,ppid,etime,args", "-p", ",".join(str(p) for p in pids)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return "\n".join(line[:240] for line in result.stdout.splitlines())
 
@@ -320,8 +324,7 @@ class StandaloneCluster:
         # Read by every spark-submit run with submit_env() (SPARK_CONF_DIR), so drivers and
         # executors of the tests start with the fast JVM options; --conf still overrides them.
         (self.root / "conf" / "spark-defaults.conf").write_text(
-            f"spark.driver.extraJavaOptions {FAST_JVM_OPTS}\n"
-            f"spark.executor.extraJavaOptions {FAST_JVM_OPTS}\n"
+            f"spark.driver.extraJavaOptions {FAST_JVM_OPTS}\nspark.executor.extraJavaOptions {FAST_JVM_OPTS}\n"
         )
         self.carrier_jar = make_carrier_jar(self.root / "shared" / "dq-contracts-pydriver.jar")
 
@@ -421,7 +424,10 @@ class StandaloneCluster:
         script = spark_home() / "sbin" / "spark-daemon.sh"
         return subprocess.Popen(
             ["bash", str(script), action, cls, "1", *args],
-            env=self.daemon_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.daemon_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
 
     def _pid_file(self, cls: str) -> Path:
@@ -440,8 +446,18 @@ class StandaloneCluster:
 
     def _worker_args(self) -> list[str]:
         return [
-            "--host", "127.0.0.1", "--port", str(self.worker_port), "--webui-port", str(self.worker_ui_port),
-            "--cores", str(WORKER_CORES), "--memory", WORKER_MEMORY, "--work-dir", str(self.work_dir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.worker_port),
+            "--webui-port",
+            str(self.worker_ui_port),
+            "--cores",
+            str(WORKER_CORES),
+            "--memory",
+            WORKER_MEMORY,
+            "--work-dir",
+            str(self.work_dir),
             self.master_url,
         ]
 
@@ -449,8 +465,10 @@ class StandaloneCluster:
         """Start master and worker and wait until the worker has registered (raises with log tails)."""
         # Both launches at once: spark-daemon.sh sleeps ~2.5 s per daemon, and the worker
         # retries its registration until the master answers.
-        launches = [self._daemon("start", MASTER_CLASS, *self._master_args()),
-                    self._daemon("start", WORKER_CLASS, *self._worker_args())]
+        launches = [
+            self._daemon("start", MASTER_CLASS, *self._master_args()),
+            self._daemon("start", WORKER_CLASS, *self._worker_args()),
+        ]
         outputs = [proc.communicate(timeout=60)[0] for proc in launches]
         if any("failed to launch" in out for out in outputs):
             raise ClusterStartError("spark-daemon.sh could not launch:\n" + "\n".join(outputs) + self.log_tails())
@@ -534,9 +552,11 @@ class StandaloneCluster:
 
     def wait_until_idle(self, timeout: float = 60) -> None:
         """Block until no application or driver is active and no app process is left."""
+
         def idle() -> bool:
             state = self.state()
             return not state["activeapps"] and not state["activedrivers"] and not self.app_processes()
+
         _wait_until(idle, timeout, "cluster still busy:\n" + ps_lines([p.pid for p in self.app_processes()]))
 
     # -- drivers (cluster deploy mode) -----------------------------------------------------------
@@ -577,7 +597,9 @@ class StandaloneCluster:
 
     def log_tails(self, lines: int = 30) -> str:
         """Tail of the master's and worker's logs."""
-        return "".join(f"\n--- {log.name} (tail) ---\n{_tail(log, lines)}" for log in sorted(self.log_dir.glob("*.out")))
+        return "".join(
+            f"\n--- {log.name} (tail) ---\n{_tail(log, lines)}" for log in sorted(self.log_dir.glob("*.out"))
+        )
 
 
 def _tail(path: Path, lines: int) -> str:
@@ -611,9 +633,13 @@ def start_cluster(root: Path | None = None) -> StandaloneCluster:
         ports.add(free_port())
     master, master_ui, rest, worker, worker_ui = sorted(ports)
     cluster = StandaloneCluster(
-        root=root, marker=f"{os.getpid()}:{uuid.uuid4().hex}",
-        master_port=master, master_ui_port=master_ui, rest_port=rest,
-        worker_port=worker, worker_ui_port=worker_ui,
+        root=root,
+        marker=f"{os.getpid()}:{uuid.uuid4().hex}",
+        master_port=master,
+        master_ui_port=master_ui,
+        rest_port=rest,
+        worker_port=worker,
+        worker_ui_port=worker_ui,
     )
     try:
         cluster.start()

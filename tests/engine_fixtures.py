@@ -58,11 +58,17 @@ def make_rows(count: int = 400, seed: int = 7) -> list[dict[str, Any]]:
         moment = REFERENCE_TIME - dt.timedelta(hours=offset_hours, microseconds=rng.randrange(10**6))
         zone = rng.choice(ZONES)
         # The first rows cover every present day, so the partition layout is known by construction.
-        day = PRESENT_DAYS[rid] if rid < len(PRESENT_DAYS) else (
-            None if rng.random() < 0.05 else rng.choice(PRESENT_DAYS))
+        day = (
+            PRESENT_DAYS[rid]
+            if rid < len(PRESENT_DAYS)
+            else (None if rng.random() < 0.05 else rng.choice(PRESENT_DAYS))
+        )
         hour_offset = rid % 30
-        event_hour = None if hour_offset in MISSING_HOUR_OFFSETS else (
-            REFERENCE_TIME.replace(minute=0) - dt.timedelta(hours=hour_offset) + dt.timedelta(minutes=rid % 60))
+        event_hour = (
+            None
+            if hour_offset in MISSING_HOUR_OFFSETS
+            else (REFERENCE_TIME.replace(minute=0) - dt.timedelta(hours=hour_offset) + dt.timedelta(minutes=rid % 60))
+        )
         text_kind = rng.randrange(6)
         text_moment = REFERENCE_TIME - dt.timedelta(hours=rng.uniform(1, 300))
         text_moment = text_moment.replace(microsecond=0)
@@ -74,27 +80,30 @@ def make_rows(count: int = 400, seed: int = 7) -> list[dict[str, Any]]:
             None,
             text_moment.strftime("%Y-%m-%d"),  # a date: midnight UTC
         ][text_kind]
-        rows.append({
-            "rid": rid,
-            "id": ident,
-            "user": None if rng.random() < 0.05 else f"u{rng.randrange(30)}",
-            "region": rng.choice(("eu", "us", "apac", None)),
-            "status": rng.choice(STATUSES),
-            "qty": None if rng.random() < 0.08 else rng.randint(-3, 10),
-            "amount": None if rng.random() < 0.1 else round(rng.uniform(-100, 500), 2),
-            "price": None if rng.random() < 0.1 else Decimal(f"{rng.uniform(0, 1000):.2f}"),
-            "email": rng.choice((f"user{rid}@example.com", f"bad{rid}", f"U{rid}@EXAMPLE.ORG", "a@b.c", None)),
-            "name": None if rng.random() < 0.07 else "".join(
-                rng.choice(NAME_ALPHABET) for _ in range(rng.randint(0, 12))),
-            "tags": rng.choice((None, [], ["a"], ["a", "b"], [f"t{rid % 5}", "x", "y", "z"])),
-            "props": rng.choice((None, {}, {"k": 1}, {"k": 1, "j": 2, "m": rid % 7})),
-            "created_at": moment.astimezone(zone),
-            "local_ts": (REFERENCE_TIME - dt.timedelta(hours=rng.uniform(0, 100))).replace(tzinfo=None),
-            "ts_text": ts_text,
-            "day": day,
-            "day_text": None if day is None else day.isoformat(),
-            "event_hour": event_hour,
-        })
+        rows.append(
+            {
+                "rid": rid,
+                "id": ident,
+                "user": None if rng.random() < 0.05 else f"u{rng.randrange(30)}",
+                "region": rng.choice(("eu", "us", "apac", None)),
+                "status": rng.choice(STATUSES),
+                "qty": None if rng.random() < 0.08 else rng.randint(-3, 10),
+                "amount": None if rng.random() < 0.1 else round(rng.uniform(-100, 500), 2),
+                "price": None if rng.random() < 0.1 else Decimal(f"{rng.uniform(0, 1000):.2f}"),
+                "email": rng.choice((f"user{rid}@example.com", f"bad{rid}", f"U{rid}@EXAMPLE.ORG", "a@b.c", None)),
+                "name": None
+                if rng.random() < 0.07
+                else "".join(rng.choice(NAME_ALPHABET) for _ in range(rng.randint(0, 12))),
+                "tags": rng.choice((None, [], ["a"], ["a", "b"], [f"t{rid % 5}", "x", "y", "z"])),
+                "props": rng.choice((None, {}, {"k": 1}, {"k": 1, "j": 2, "m": rid % 7})),
+                "created_at": moment.astimezone(zone),
+                "local_ts": (REFERENCE_TIME - dt.timedelta(hours=rng.uniform(0, 100))).replace(tzinfo=None),
+                "ts_text": ts_text,
+                "day": day,
+                "day_text": None if day is None else day.isoformat(),
+                "event_hour": event_hour,
+            }
+        )
     return rows
 
 
@@ -177,15 +186,21 @@ def _conversion(values: list[Any], column_kind: str, lower: bool) -> list[Any]:
     return [float(v) if isinstance(v, str) else v for v in values]
 
 
-def expected_for(check: dict[str, Any], column: str | None, rows: list[dict[str, Any]],
-                 column_kind: str = "string", reference: dt.datetime = REFERENCE_TIME) -> Expected:
+def expected_for(
+    check: dict[str, Any],
+    column: str | None,
+    rows: list[dict[str, Any]],
+    column_kind: str = "string",
+    reference: dt.datetime = REFERENCE_TIME,
+) -> Expected:
     """The expected outcome of ``check`` (a contract check dict) on ``column`` over ``rows``."""
     kind = check["type"]
     scoped = in_scope(rows, check)
     n = len(scoped)
 
-    def result(metric: float | None, failed: int | None = None, violating: set[int] | None = None,
-               error: bool = False) -> Expected:
+    def result(
+        metric: float | None, failed: int | None = None, violating: set[int] | None = None, error: bool = False
+    ) -> Expected:
         return Expected(metric, failed, n, error or metric is None, violating)
 
     if column is None:
@@ -253,8 +268,9 @@ def expected_for(check: dict[str, Any], column: str | None, rows: list[dict[str,
         lengths = {rid: length_of(v) for rid, v in rids_non_null}
         if check.get("return"):
             low, high = check.get("length_min"), check.get("length_max")
-            conforming = {rid for rid, size in lengths.items()
-                          if (low is None or size >= low) and (high is None or size <= high)}
+            conforming = {
+                rid for rid, size in lengths.items() if (low is None or size >= low) and (high is None or size <= high)
+            }
             violating = set(lengths) - conforming
             metric, error = _ratio(len(conforming), n, check)
             return result(metric, len(violating), violating, error)

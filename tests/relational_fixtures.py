@@ -31,7 +31,7 @@ def make_dimension(seed: int = 11) -> list[dict[str, Any]]:
     for cid in range(1, 41):
         region = "eu" if cid % 2 else "us"
         kind = cid % 5
-        if kind == 0:    # one open version from day 10: earlier events are orphans as of
+        if kind == 0:  # one open version from day 10: earlier events are orphans as of
             spans = [(day(10), None)]
         elif kind == 1:  # two versions with a gap [20, 25)
             spans = [(day(0), day(20)), (day(25), None)]
@@ -39,11 +39,18 @@ def make_dimension(seed: int = 11) -> list[dict[str, Any]]:
             spans = [(day(0), day(30)), (day(15), day(45))]
         elif kind == 3:  # closed in the past, no current version
             spans = [(day(0), day(40))]
-        else:            # open towards the past (NULL valid_from) and the future
+        else:  # open towards the past (NULL valid_from) and the future
             spans = [(None, None)]
         for valid_from, valid_to in spans:
-            rows.append({"customer_id": cid, "region": region, "valid_from": valid_from, "valid_to": valid_to,
-                         "tier": rng.choice(["gold", "silver"])})
+            rows.append(
+                {
+                    "customer_id": cid,
+                    "region": region,
+                    "valid_from": valid_from,
+                    "valid_to": valid_to,
+                    "tier": rng.choice(["gold", "silver"]),
+                }
+            )
     rows.append(dict(rows[0]))  # an exact duplicate row: must not duplicate facts
     rows.append({"customer_id": None, "region": "eu", "valid_from": None, "valid_to": None, "tier": "x"})
     return rows
@@ -66,16 +73,30 @@ def make_facts(count: int = 300, seed: int = 5) -> list[dict[str, Any]]:
             event = day(rng.uniform(0, 60))
         region = rng.choice(["eu", "us", None]) if rng.random() < 0.3 else ("eu" if (customer or 0) % 2 else "us")
         amount = None if rng.random() < 0.08 else round(rng.uniform(-50, 900), 2)
-        rows.append({"order_id": order_id, "customer_id": customer, "region": region, "event_time": event,
-                     "amount": amount, "status": rng.choice(["new", "paid", "x", None])})
+        rows.append(
+            {
+                "order_id": order_id,
+                "customer_id": customer,
+                "region": region,
+                "event_time": event,
+                "amount": amount,
+                "status": rng.choice(["new", "paid", "x", None]),
+            }
+        )
     return rows
 
 
 # ------------------------------------------------------------------------------ expectations
 
 
-def orphans(facts: list[dict], dim: list[dict], keys: list[str], dim_keys: list[str] | None = None,
-            as_of: bool = False, nulls_fail: bool = False) -> set[int]:
+def orphans(
+    facts: list[dict],
+    dim: list[dict],
+    keys: list[str],
+    dim_keys: list[str] | None = None,
+    as_of: bool = False,
+    nulls_fail: bool = False,
+) -> set[int]:
     """order_ids of the orphan rows, by the documented rule (half-open [valid_from, valid_to))."""
     dim_keys = dim_keys or keys
     out: set[int] = set()
@@ -89,8 +110,11 @@ def orphans(facts: list[dict], dim: list[dict], keys: list[str], dim_keys: list[
         versions = [d for d in dim if tuple(d[k] for k in dim_keys) == key]
         if as_of:
             t = row["event_time"]
-            versions = [d for d in versions if (d["valid_from"] is None or d["valid_from"] <= t)
-                        and (d["valid_to"] is None or t < d["valid_to"])]
+            versions = [
+                d
+                for d in versions
+                if (d["valid_from"] is None or d["valid_from"] <= t) and (d["valid_to"] is None or t < d["valid_to"])
+            ]
         if not versions:
             out.add(row["order_id"])
     return out

@@ -50,8 +50,9 @@ def write_events(
     write_deltalake(str(path), pa.table(data), mode=mode, partition_by=partition_by)
 
 
-def write_daily_partitions(path: str | Path, days: Iterable[dt.date], *, column: str = "order_date",
-                           as_string: bool = False) -> None:
+def write_daily_partitions(
+    path: str | Path, days: Iterable[dt.date], *, column: str = "order_date", as_string: bool = False
+) -> None:
     """One row per day, partitioned by ``column`` (a ``date``, or a string when ``as_string``)."""
     from deltalake import write_deltalake
 
@@ -88,7 +89,11 @@ def write_many_files(
 
 
 def write_hive_folder(
-    root: str | Path, column: str, values: Iterable[str | None], *, data_column: str = "created_at",
+    root: str | Path,
+    column: str,
+    values: Iterable[str | None],
+    *,
+    data_column: str = "created_at",
     stamps: Sequence[dt.datetime] | None = None,
 ) -> None:
     """A plain Parquet folder partitioned Hive-style: ``<root>/<column>=<escaped value>/part-0.parquet``.

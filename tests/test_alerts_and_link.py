@@ -54,7 +54,7 @@ columns:
     checks: [{name: known, type: whitelist, values: [new, paid], severity: P1}]
 """
 
-DAG_SOURCE = '''
+DAG_SOURCE = """
 import datetime as dt
 from airflow.sdk import DAG
 from airflow.providers.standard.operators.empty import EmptyOperator
@@ -78,7 +78,7 @@ with DAG(dag_id="dq_alerts_test", schedule=None, start_date=dt.datetime(2024, 1,
     ])
     publish = EmptyOperator(task_id="publish")
     check >> route >> [stop, set_aside, publish]
-'''
+"""
 
 
 class Inbox:
@@ -108,8 +108,10 @@ def smtp():
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()
     patch = pytest.MonkeyPatch()
-    patch.setenv("AIRFLOW_CONN_SMTP_TEST", json.dumps(
-        {"conn_type": "smtp", "host": "127.0.0.1", "port": port, "extra": {"from_email": "dq@example.com"}}))
+    patch.setenv(
+        "AIRFLOW_CONN_SMTP_TEST",
+        json.dumps({"conn_type": "smtp", "host": "127.0.0.1", "port": port, "extra": {"from_email": "dq@example.com"}}),
+    )
     yield inbox
     patch.undo()
     controller.stop()
@@ -121,8 +123,12 @@ def setup(airflow_db, smtp, tmp_path_factory):  # noqa: F811 - airflow_db is the
     patch = pytest.MonkeyPatch()
     patch.setenv("DQ_CONTRACTS_JOB_CACHE", str(root / "job-cache"))
     use_cached_delta_jars(patch, root)
-    paths = {"source": str(root / "orders"), "results": str(root / "wh" / "dq_results"),
-             "quarantine": str(root / "wh" / "quarantine"), "reports": str(root / "wh" / "reports")}
+    paths = {
+        "source": str(root / "orders"),
+        "results": str(root / "wh" / "dq_results"),
+        "quarantine": str(root / "wh" / "quarantine"),
+        "reports": str(root / "wh" / "reports"),
+    }
     dag = install_dag(DAG_SOURCE.format(contract=CONTRACT, **paths))
     yield dag, paths
     patch.undo()
@@ -143,7 +149,7 @@ def _run(dag, day: int):
 
 def test_gate_mails_the_owner_and_the_task_links_its_report(setup, smtp):
     dag, paths = setup
-    rows = [(1, "new"), (2, "paid"), (2, "paid"), (3, "new")]          # order 2 twice: P0 gate
+    rows = [(1, "new"), (2, "paid"), (2, "paid"), (3, "new")]  # order 2 twice: P0 gate
     _write_source(paths["source"], rows)
     smtp.messages.clear()
     states, dag_run = _run(dag, 1)
@@ -173,7 +179,11 @@ def test_gate_mails_the_owner_and_the_task_links_its_report(setup, smtp):
     page = report.read_text(encoding="utf-8")
     # one row per result: the two written checks and the two declared columns' schema checks
     assert sorted(c["check_id"] for c in summary["checks"]) == [
-        "order_id/schema", "order_id/unique", "status/known", "status/schema"]
+        "order_id/schema",
+        "order_id/unique",
+        "status/known",
+        "status/schema",
+    ]
     assert page.count('<tr data-status="') == len(summary["checks"])
 
     # The extra link: registered by the provider, resolved for this task instance.
@@ -203,8 +213,9 @@ def _api_links(dag_run, task_id: str) -> dict:
             if hasattr(sub, "dependency_overrides"):
                 sub.dependency_overrides[get_user] = lambda: SimpleAuthManagerUser(username="test", role="admin")
         with TestClient(app) as client:
-            response = client.get(f"/api/v2/dags/{dag_run.dag_id}/dagRuns/{dag_run.run_id}/taskInstances/"
-                                   f"{task_id}/links")
+            response = client.get(
+                f"/api/v2/dags/{dag_run.dag_id}/dagRuns/{dag_run.run_id}/taskInstances/{task_id}/links"
+            )
         assert response.status_code == 200, response.text
         return response.json()["extra_links"]
     finally:

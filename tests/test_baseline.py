@@ -18,12 +18,29 @@ def day(n: int) -> dt.datetime:
     return dt.datetime(2024, 3, 1, tzinfo=UTC) + dt.timedelta(days=n - 1)
 
 
-def row(n: int, value: float | None, *, check_id: str = "_table_/volume", status: str = "passed",
-        action: str = "gate", run_id: str | None = None, dataset: str = "orders", hours: int = 0,
-        failed_rows: int | None = None) -> dict:
-    return {"run_id": run_id or f"run-{n}", "dataset": dataset, "check_id": check_id, "action": action,
-            "status": status, "failed_rows": failed_rows, "metric_value": value, "reference_time": day(n),
-            "evaluated_at": day(n) + dt.timedelta(hours=1 + hours)}
+def row(
+    n: int,
+    value: float | None,
+    *,
+    check_id: str = "_table_/volume",
+    status: str = "passed",
+    action: str = "gate",
+    run_id: str | None = None,
+    dataset: str = "orders",
+    hours: int = 0,
+    failed_rows: int | None = None,
+) -> dict:
+    return {
+        "run_id": run_id or f"run-{n}",
+        "dataset": dataset,
+        "check_id": check_id,
+        "action": action,
+        "status": status,
+        "failed_rows": failed_rows,
+        "metric_value": value,
+        "reference_time": day(n),
+        "evaluated_at": day(n) + dt.timedelta(hours=1 + hours),
+    }
 
 
 # --------------------------------------------------------------------------------------- parsing
@@ -49,8 +66,13 @@ columns:
         max_sigma: 4
 """)
     checks = {c.check_id: c for c in contract.all_checks()}
-    assert list(checks) == ["_table_/daily_volume_within_the_seasonal_band", "amount/amount_mean_does_not_drift",
-                            "amount/amount_drift/mean", "amount/amount_drift/p95", "amount/amount_drift/cardinality"]
+    assert list(checks) == [
+        "_table_/daily_volume_within_the_seasonal_band",
+        "amount/amount_mean_does_not_drift",
+        "amount/amount_drift/mean",
+        "amount/amount_drift/p95",
+        "amount/amount_drift/cardinality",
+    ]
     assert checks["_table_/daily_volume_within_the_seasonal_band"].baseline == Baseline(28, 7, band=(0.5, 2.5))
     assert checks["amount/amount_mean_does_not_drift"].baseline == Baseline(14, 3, max_sigma=3.0)
     p95 = checks["amount/amount_drift/p95"]
@@ -62,8 +84,9 @@ columns:
 
 def test_drift_defaults_to_all_five_metrics():
     contract = load_contract({"name": "t", "columns": [{"name": "x", "checks": [{"name": "X", "type": "drift"}]}]})
-    assert [c.check_id for c in contract.all_checks()] == [f"x/x/{m}" for m in ("mean", "p50", "p95", "p99",
-                                                                               "cardinality")]
+    assert [c.check_id for c in contract.all_checks()] == [
+        f"x/x/{m}" for m in ("mean", "p50", "p95", "p99", "cardinality")
+    ]
     assert {c.baseline for c in contract.all_checks()} == {Baseline(28, 7, max_sigma=3.0)}
 
 
@@ -112,8 +135,20 @@ columns:
 
 def test_baseline_not_allowed_on_freshness():
     with pytest.raises(ContractValidationError, match=r"unknown key 'baseline'"):
-        load_contract({"name": "t", "checks": [{"name": "f", "type": "freshness", "timestamp_column": "ts",
-                                                "max_age_hours": 1, "baseline": {"max_sigma": 3}}]})
+        load_contract(
+            {
+                "name": "t",
+                "checks": [
+                    {
+                        "name": "f",
+                        "type": "freshness",
+                        "timestamp_column": "ts",
+                        "max_age_hours": 1,
+                        "baseline": {"max_sigma": 3},
+                    }
+                ],
+            }
+        )
 
 
 # --------------------------------------------------------------------------------------- judging
@@ -130,7 +165,7 @@ def test_band_is_a_multiple_of_the_trailing_mean():
 
 def test_sigma_band_uses_the_sample_standard_deviation():
     values = [10.0, 12.0, 11.0, 13.0, 9.0]
-    mean, sigma = sum(values) / 5, statistics.stdev(values)   # 11, sqrt(2.5)
+    mean, sigma = sum(values) / 5, statistics.stdev(values)  # 11, sqrt(2.5)
     outcome = judge(Baseline(min_history=5, max_sigma=3), values)
     assert outcome.expected_min == pytest.approx(mean - 3 * sigma, abs=1e-12)
     assert outcome.expected_max == pytest.approx(mean + 3 * sigma, abs=1e-12)
@@ -148,15 +183,17 @@ def test_learning_period():
 
 def test_window_is_lookback_days_before_the_reference_time():
     rows = [row(n, float(n)) for n in range(1, 41)]
-    points = select_points(rows, check_id="_table_/volume", dataset="orders", reference_time=day(40),
-                           baseline=Baseline(lookback_days=28))
-    assert points == [float(n) for n in range(12, 40)]        # days 12..39: [40 − 28, 40)
+    points = select_points(
+        rows, check_id="_table_/volume", dataset="orders", reference_time=day(40), baseline=Baseline(lookback_days=28)
+    )
+    assert points == [float(n) for n in range(12, 40)]  # days 12..39: [40 − 28, 40)
 
 
 def test_backfill_uses_only_earlier_reference_times():
     rows = [row(n, float(n)) for n in range(1, 21)]
-    points = select_points(rows, check_id="_table_/volume", dataset="orders", reference_time=day(5),
-                           baseline=Baseline())
+    points = select_points(
+        rows, check_id="_table_/volume", dataset="orders", reference_time=day(5), baseline=Baseline()
+    )
     assert points == [1.0, 2.0, 3.0, 4.0]
 
 
@@ -170,23 +207,31 @@ def test_gated_runs_failed_checks_and_other_datasets_are_excluded():
     rows.append(row(4, 7.0, check_id="x/valid", status="failed", action="quarantine", failed_rows=3))
     rows.append(row(4, 1e6, dataset="other_table"))
     assert gated_runs(rows) == {"run-2"}
-    points = select_points(rows, check_id="_table_/volume", dataset="orders", reference_time=day(6),
-                           baseline=Baseline())
-    assert points == [100.0, 100.0, 100.0]                      # days 1, 4, 5
+    points = select_points(
+        rows, check_id="_table_/volume", dataset="orders", reference_time=day(6), baseline=Baseline()
+    )
+    assert points == [100.0, 100.0, 100.0]  # days 1, 4, 5
 
 
 def test_retries_count_once_and_never_for_their_own_reference_time():
     rows = [row(n, 100.0) for n in range(1, 4)]
-    rows.append(row(2, 300.0, run_id="run-2-retry", hours=5))   # newer evaluation of day 2 speaks for it
-    rows.append(row(4, 999.0, run_id="run-4-first"))            # an earlier attempt of the day evaluated
+    rows.append(row(2, 300.0, run_id="run-2-retry", hours=5))  # newer evaluation of day 2 speaks for it
+    rows.append(row(4, 999.0, run_id="run-4-first"))  # an earlier attempt of the day evaluated
     baseline = Baseline()
     points = select_points(rows, check_id="_table_/volume", dataset="orders", reference_time=day(4), baseline=baseline)
     assert points == [100.0, 300.0, 100.0]
     included = Baseline(include_same_reference_time=True)
-    assert select_points(rows, check_id="_table_/volume", dataset="orders", reference_time=day(4),
-                         baseline=included) == [100.0, 300.0, 100.0, 999.0]
-    assert select_points(rows, check_id="_table_/volume", dataset="orders", reference_time=day(4),
-                         baseline=included, exclude_run_id="run-4-first") == [100.0, 300.0, 100.0]
+    assert select_points(
+        rows, check_id="_table_/volume", dataset="orders", reference_time=day(4), baseline=included
+    ) == [100.0, 300.0, 100.0, 999.0]
+    assert select_points(
+        rows,
+        check_id="_table_/volume",
+        dataset="orders",
+        reference_time=day(4),
+        baseline=included,
+        exclude_run_id="run-4-first",
+    ) == [100.0, 300.0, 100.0]
 
 
 def test_check_histories_counts_by_hand():
@@ -195,7 +240,7 @@ def test_check_histories_counts_by_hand():
         rows.append(row(n, 100.0, status="failed" if n in (3, 7) else "passed"))
         rows.append(row(n, 0.0, check_id="id/unique", status="error" if n == 9 else "passed"))
         rows.append(row(n, 0.0, check_id="id/present"))
-    rows.append(row(7, 100.0, run_id="run-7-retry", hours=3))   # day 7 retried and passed: not a failure
+    rows.append(row(7, 100.0, run_id="run-7-retry", hours=3))  # day 7 retried and passed: not a failure
     rows.append(row(3, 0.0, check_id="id/present", dataset="elsewhere"))
     histories = {(h.check_id, h.dataset): h for h in check_histories(rows, days=90)}
     volume = histories[("_table_/volume", "orders")]
@@ -217,22 +262,28 @@ def test_history_modules_load_neither_spark_nor_airflow():
     import subprocess
     import sys
 
-    code = ("import sys, airflow_dq_contracts.store.history, airflow_dq_contracts.cli.history, "
-            "airflow_dq_contracts.contract.baseline; print('\\n'.join(sys.modules))")
-    modules = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 check=True).stdout.split())
+    code = (
+        "import sys, airflow_dq_contracts.store.history, airflow_dq_contracts.cli.history, "
+        "airflow_dq_contracts.contract.baseline; print('\\n'.join(sys.modules))"
+    )
+    modules = set(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    )
     assert not {m.split(".")[0] for m in modules} & {"pyspark", "airflow"}
 
 
 def test_datahub_export_refuses_learned_bounds_with_their_location():
     from airflow_dq_contracts.interop.datahub_export import export_datahub_report
 
-    contract = load_contract("""name: t
+    contract = load_contract(
+        """name: t
 dataset: {table: s.t}
 checks:
   - {name: fixed, type: num_rows, min: 1}
   - {name: learned, type: num_rows, baseline: {band: [0.5, 2.5]}}
-""", filename="t.yaml")
+""",
+        filename="t.yaml",
+    )
     text, refused = export_datahub_report(contract)
     assert [(r.path, r.line) for r in refused] == [("checks[1]", 5)]
     assert "baseline" in refused[0].message and "fixed" in text

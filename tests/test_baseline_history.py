@@ -64,8 +64,14 @@ def frame(spark, amounts):
 def run_day(spark, contract, amounts, n, results, run_id=None, write=True, history=None, dataset="orders"):
     """One simulated day: evaluate with the table as history, then append the day's results."""
     run_id = run_id or f"{contract.name}-day-{n}"
-    result = evaluate(contract, frame(spark, amounts), day(n), run_id=run_id, dataset=dataset,
-                      history=results if history is None else history)
+    result = evaluate(
+        contract,
+        frame(spark, amounts),
+        day(n),
+        run_id=run_id,
+        dataset=dataset,
+        history=results if history is None else history,
+    )
     if write:
         sinks.write_results(spark, result.checks, results, run_id=run_id)
     return result
@@ -106,7 +112,7 @@ def test_volume_band_learns_excludes_gated_days_and_retries(volume_days):
         assert (record.status, record.metric_value) == ("passed", float(volumes[n]))
         assert record.message == f"learning: {n - 1} of 3 runs"
         assert (record.expected_min, record.expected_max) == (None, None)
-    steady = band([100, 90, 110])                                   # (50, 250)
+    steady = band([100, 90, 110])  # (50, 250)
     record = check(outcome[4], VOLUME_ID)
     assert record.status == "passed" and (record.expected_min, record.expected_max) == steady
     assert record.message == "baseline mean 100, σ 10, N 3 → between [50, 250]"
@@ -119,8 +125,8 @@ def test_volume_band_learns_excludes_gated_days_and_retries(volume_days):
         assert record.status == "failed" and outcome[n].decision == "gate"
         assert (record.expected_min, record.expected_max) == days_1_to_4
         assert "N 4" in record.message and "outside between [50, 250]" in record.message
-    assert band([100, 90, 110, 100, 40]) != days_1_to_4            # including day 5 would have shown
-    record = check(outcome[7], VOLUME_ID)                            # 1.2× passes; 5 and 6 excluded
+    assert band([100, 90, 110, 100, 40]) != days_1_to_4  # including day 5 would have shown
+    record = check(outcome[7], VOLUME_ID)  # 1.2× passes; 5 and 6 excluded
     assert record.status == "passed" and (record.expected_min, record.expected_max) == days_1_to_4
 
     # A retry of day 7 (another run id) does not count day 7's first run as its history.
@@ -137,10 +143,31 @@ def test_volume_day_through_the_cli_then_backfill_and_history_report(spark, volu
     frame(spark, [1.0] * 100).write.parquet(data)
     summary_file = tmp_path / "day8.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", str(contract_file), "--input", data,
-         "--input-format", "parquet", "--reference-time", format_time(day(8)), "--run-id", "cli-day-8",
-         "--results-table", results, "--json-out", str(summary_file), "--master", "local[1]"],
-        capture_output=True, text=True, timeout=840)
+        [
+            sys.executable,
+            "-m",
+            "airflow_dq_contracts.cli.main",
+            "run",
+            str(contract_file),
+            "--input",
+            data,
+            "--input-format",
+            "parquet",
+            "--reference-time",
+            format_time(day(8)),
+            "--run-id",
+            "cli-day-8",
+            "--results-table",
+            results,
+            "--json-out",
+            str(summary_file),
+            "--master",
+            "local[1]",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=840,
+    )
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(summary_file.read_text())
     cli_record = next(c for c in summary["checks"] if c["check_id"] == VOLUME_ID)
@@ -161,8 +188,21 @@ def test_volume_day_through_the_cli_then_backfill_and_history_report(spark, volu
 
     # dq-contracts history over the same table, compared with counts made by hand: 8 reference
     # times (day 7 retried: once), failures on days 5 and 6, current baseline from days 1–4, 7, 8.
-    proc = subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli.main", "history", str(contract_file),
-                           "--results-table", results, "--json"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "airflow_dq_contracts.cli.main",
+            "history",
+            str(contract_file),
+            "--results-table",
+            results,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     # the volume check (the declared columns' schema checks are reported beside it)
@@ -170,8 +210,22 @@ def test_volume_day_through_the_cli_then_backfill_and_history_report(spark, volu
     assert (item["check_id"], item["runs"], item["failures"], item["errors"]) == (VOLUME_ID, 8, 2, 0)
     assert item["last_failure"] == format_time(day(6)) and item["never_fired_days"] is None
     assert (item["baseline_min"], item["baseline_max"]) == pytest.approx(band([100, 90, 110, 100, 120, 100]))
-    text = subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli.main", "history", "baseline_orders",
-                           "--results-table", results, "--days", "1"], capture_output=True, text=True, timeout=300)
+    text = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "airflow_dq_contracts.cli.main",
+            "history",
+            "baseline_orders",
+            "--results-table",
+            results,
+            "--days",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert text.returncode == 0, text.stderr
     # Days 7 and 8 in a one-day window: no failure, "never fired in 1 days"; bounds of the newest run.
     assert "runs    2" in text.stdout and "never fired in 1 days" in text.stdout
@@ -215,7 +269,8 @@ def test_drift_on_p95_after_a_shifted_distribution(spark, tmp_path):
     mean_check = check(outcome[6], "amount/amount_drift/mean")
     mean_history = [statistics.fmean(days[n]) for n in range(1, 6)]
     assert mean_check.expected_max == pytest.approx(
-        statistics.fmean(mean_history) + 3 * statistics.stdev(mean_history), rel=1e-9)
+        statistics.fmean(mean_history) + 3 * statistics.stdev(mean_history), rel=1e-9
+    )
     # Before the shift, each day's p95 was inside the band learned from the days before it.
     for n in (4, 5):
         record = check(outcome[n], "amount/amount_drift/p95")
@@ -225,8 +280,7 @@ def test_drift_on_p95_after_a_shifted_distribution(spark, tmp_path):
 
     # The Python API takes the history as records too (e.g. kept elsewhere): the same band.
     records = [c for n in range(1, 6) for c in outcome[n].checks]
-    again = evaluate(contract, frame(spark, days[6]), day(6), run_id="from-records", dataset="orders",
-                     history=records)
+    again = evaluate(contract, frame(spark, days[6]), day(6), run_id="from-records", dataset="orders", history=records)
     assert check(again, "amount/amount_drift/p95").expected_max == pytest.approx(p95.expected_max, rel=1e-12)
 
 

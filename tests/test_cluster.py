@@ -53,7 +53,10 @@ SUBMIT_TIMEOUT_S = 240
 
 
 def spark_submit_cmd(
-    cluster: StandaloneCluster, *, deploy_mode: str = "client", delta: bool = False,
+    cluster: StandaloneCluster,
+    *,
+    deploy_mode: str = "client",
+    delta: bool = False,
     delta_jars: list[Path] | None = None,
 ) -> list[str]:
     """``spark-submit`` against the test master, small resources, optional Delta.
@@ -164,7 +167,15 @@ def test_client_mode_writes_and_reads_delta_on_shared_folder(idle_cluster: Stand
     report = cluster.shared_dir / f"client_{tmp_path.name}.json"
     rows = 1000
     cmd = spark_submit_cmd(cluster, delta=True) + [
-        str(ROUNDTRIP_APP), "--table", str(table), "--rows", str(rows), "--run-id", "r-client", "--report", str(report),
+        str(ROUNDTRIP_APP),
+        "--table",
+        str(table),
+        "--rows",
+        str(rows),
+        "--run-id",
+        "r-client",
+        "--report",
+        str(report),
     ]
     done = subprocess.run(cmd, env=cluster.submit_env(), capture_output=True, text=True, timeout=SUBMIT_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -189,8 +200,7 @@ def test_spark_submit_refuses_python_apps_in_standalone_cluster_mode(spark_clust
     done = subprocess.run(cmd, env=spark_cluster.submit_env(), capture_output=True, text=True, timeout=SUBMIT_TIMEOUT_S)
     assert done.returncode != 0
     assert (
-        "Cluster deploy mode is currently not supported for python applications on standalone clusters."
-        in done.stderr
+        "Cluster deploy mode is currently not supported for python applications on standalone clusters." in done.stderr
     ), done.stderr[-2000:]
     assert not spark_cluster.state()["activedrivers"]  # nothing reached the master
 
@@ -203,7 +213,8 @@ def test_cluster_mode_runs_python_driver_on_the_worker_with_delta(
     report = cluster.shared_dir / f"cluster_{tmp_path.name}.json"
     rows = 777
     driver_id = submit_cluster_mode(
-        cluster, ROUNDTRIP_APP,
+        cluster,
+        ROUNDTRIP_APP,
         ["--table", str(table), "--rows", str(rows), "--run-id", "r-cluster", "--report", str(report)],
         delta_jars=delta_jars,
     )

@@ -141,6 +141,7 @@ def calls(monkeypatch):
                 raise
             finally:
                 call["seconds"] = round(time.monotonic() - began, 1)
+
         return wrapped
 
     monkeypatch.setattr(ContractCheckOperator, "execute", recorder("execute", ContractCheckOperator.execute))
@@ -184,8 +185,7 @@ def _decision_by_hand(rows: list[dict[str, Any]]) -> str:
     """DESIGN §6 written out again from the rows (not through the code under test)."""
     if any(r["action"] == "gate" and r["status"] != "passed" for r in rows):
         return "gate"
-    if any(r["action"] == "quarantine" and r["status"] != "passed" and not (r["failed_rows"] or 0) > 0
-           for r in rows):
+    if any(r["action"] == "quarantine" and r["status"] != "passed" and not (r["failed_rows"] or 0) > 0 for r in rows):
         return "gate"  # errored, or failed with no row to set aside: fails closed
     if any(r["action"] == "quarantine" and r["status"] != "passed" and (r["failed_rows"] or 0) > 0 for r in rows):
         return "quarantine"
@@ -232,8 +232,9 @@ def _no_app_process_left(cluster: StandaloneCluster, timeout: float = 60) -> Non
 class Watcher(threading.Thread):
     """Polls the master until ``condition(state)`` holds, then runs ``action`` once (in this thread)."""
 
-    def __init__(self, cluster: StandaloneCluster, condition: Callable[[dict[str, Any]], bool],
-                 action: Callable[[], None]) -> None:
+    def __init__(
+        self, cluster: StandaloneCluster, condition: Callable[[dict[str, Any]], bool], action: Callable[[], None]
+    ) -> None:
         super().__init__(daemon=True)
         self.cluster, self.condition, self.action = cluster, condition, action
         self.fired_at: float | None = None
@@ -273,16 +274,31 @@ def test_cluster_mode_switches_to_the_python_runner_route(monkeypatch, tmp_path)
     for name in ("delta-spark.jar", "delta-storage.jar"):
         (jars / name).write_bytes(b"")
     monkeypatch.setenv("DQ_CONTRACTS_DELTA_JARS", str(jars))
-    monkeypatch.setenv("AIRFLOW_CONN_SPARK_SA", json.dumps({
-        "conn_type": "spark", "host": "spark://spark-master", "port": 7077,
-        "extra": {"deploy-mode": "cluster", "rest-port": "6066"}}))
-    hook = ContractSubmitHook(conn_id="spark_sa", application_args=["--contract-b64=eA==", "--run-id=dq-0"],
-                              jars=["/opt/extra.jar"], bundle=build_job_bundle(tmp_path / "job"), run_id="dq-1")
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SPARK_SA",
+        json.dumps(
+            {
+                "conn_type": "spark",
+                "host": "spark://spark-master",
+                "port": 7077,
+                "extra": {"deploy-mode": "cluster", "rest-port": "6066"},
+            }
+        ),
+    )
+    hook = ContractSubmitHook(
+        conn_id="spark_sa",
+        application_args=["--contract-b64=eA==", "--run-id=dq-0"],
+        jars=["/opt/extra.jar"],
+        bundle=build_job_bundle(tmp_path / "job"),
+        run_id="dq-1",
+    )
     assert hook.is_standalone_cluster and hook.rest_endpoint == "http://spark-master:6066"
     assert hook.run_key == "dq-1"  # passed in, never read back from the job's arguments
     assert hook.standalone is not None and hook.standalone.run_key == "dq-1"
     carrier = hook.standalone.prepare()
-    hook.adapter.set(application_args=[str(hook.bundle.launcher_path), str(hook.bundle.zip_path), "--contract-b64=eA=="])
+    hook.adapter.set(
+        application_args=[str(hook.bundle.launcher_path), str(hook.bundle.zip_path), "--contract-b64=eA=="]
+    )
     cmd = hook.adapter.build_command(str(carrier))
     options = {cmd[i + 1].split("=", 1)[0]: cmd[i + 1].split("=", 1)[1] for i, a in enumerate(cmd) if a == "--conf"}
     for flag in ("--packages", "--jars", "--py-files"):  # each would reach the driver only, or be refused
@@ -323,8 +339,11 @@ def test_a_provider_that_renamed_a_private_attribute_is_named_at_once(monkeypatc
         self._spark_submit_process = self.__dict__.pop("_submit_sp")
 
     monkeypatch.setattr(SparkSubmitHook, "__init__", renamed)
-    with pytest.raises(AirflowException, match=r"has no attribute _submit_sp: this airflow-dq-contracts release was "
-                                               r"checked against apache-airflow-providers-apache-spark 5\.3\.0"):
+    with pytest.raises(
+        AirflowException,
+        match=r"has no attribute _submit_sp: this airflow-dq-contracts release was "
+        r"checked against apache-airflow-providers-apache-spark 5\.3\.0",
+    ):
         ContractSubmitHook(application_args=[], bundle=build_job_bundle(tmp_path / "job"))
 
 
@@ -354,9 +373,16 @@ def test_example_pipeline_in_client_mode(cluster, shared_env, calls, monkeypatch
 
     states, dag_run = run_dag(pipeline, run_conf={"outcome": "pass"}, **_interval(day))
 
-    assert states == {"produce_raw_orders": "success", "wait_for_fresh_orders": "success", "load_orders": "success",
-                      "check_orders": "success", "route_orders": "success", "publish": "success",
-                      "quarantine_then_publish": "skipped", "alert": "skipped"}, calls["execute"]
+    assert states == {
+        "produce_raw_orders": "success",
+        "wait_for_fresh_orders": "success",
+        "load_orders": "success",
+        "check_orders": "success",
+        "route_orders": "success",
+        "publish": "success",
+        "quarantine_then_publish": "skipped",
+        "alert": "skipped",
+    }, calls["execute"]
     summary = xcom_value(dag_run, "check_orders")
     assert summary["run_id"] == make_run_id("dq_orders_pipeline", dag_run.run_id, "check_orders")
     rows = assert_xcom_is_the_results_rows(summary, shared_env)
@@ -368,7 +394,7 @@ def test_example_pipeline_in_client_mode(cluster, shared_env, calls, monkeypatch
     # It ran on the cluster: one new application, its executors on our worker; no driver on it.
     [submit] = calls["submit"]
     assert submit["self"].master == cluster.master_url and submit["self"].deploy_mode == "client"
-    assert submit["result"]["decision"] == "pass"           # the job's own report, from stdout
+    assert submit["result"]["decision"] == "pass"  # the job's own report, from stdout
     new_apps = [app for app in cluster.state()["completedapps"] if app["id"] not in apps_before]
     assert len(new_apps) == 1 and new_apps[0]["state"] == "FINISHED", new_apps
     assert Path(cluster.work_dir / new_apps[0]["id"]).is_dir()  # the executors' folder on the worker
@@ -387,9 +413,16 @@ def test_example_pipeline_in_cluster_mode(cluster, shared_env, calls, monkeypatc
 
     states, dag_run = run_dag(pipeline, run_conf={"outcome": "quarantine"}, **_interval(day))
 
-    assert states == {"produce_raw_orders": "success", "wait_for_fresh_orders": "success", "load_orders": "success",
-                      "check_orders": "success", "route_orders": "success", "publish": "skipped",
-                      "quarantine_then_publish": "success", "alert": "skipped"}, calls["execute"]
+    assert states == {
+        "produce_raw_orders": "success",
+        "wait_for_fresh_orders": "success",
+        "load_orders": "success",
+        "check_orders": "success",
+        "route_orders": "success",
+        "publish": "skipped",
+        "quarantine_then_publish": "success",
+        "alert": "skipped",
+    }, calls["execute"]
     summary = xcom_value(dag_run, "check_orders")
     rows = assert_xcom_is_the_results_rows(summary, shared_env)
     expected = _expected_day("quarantine", day)
@@ -427,11 +460,18 @@ def test_example_pipeline_in_cluster_mode(cluster, shared_env, calls, monkeypatc
 # --------------------------------------------------------------------------------------- failures
 
 
-def _daily_check(monkeypatch: pytest.MonkeyPatch, warehouse: Path, day: dt.date, *, retries: int,
-                 submit_kwargs: dict[str, Any] | None = None):
+def _daily_check(
+    monkeypatch: pytest.MonkeyPatch,
+    warehouse: Path,
+    day: dt.date,
+    *,
+    retries: int,
+    submit_kwargs: dict[str, Any] | None = None,
+):
     """dq_orders_daily_partition on the shared silver table, with the day's orders written to it."""
-    orders_data.write_orders(warehouse / "silver" / "orders",
-                             orders_data.generate_orders(orders_data.spec_for("pass", day)))
+    orders_data.write_orders(
+        warehouse / "silver" / "orders", orders_data.generate_orders(orders_data.spec_for("pass", day))
+    )
     daily = _load("dq_orders_daily_partition")
     check = daily.task_dict["check_partition"]
     monkeypatch.setattr(check, "spark_conf", CLUSTER_CONF)
@@ -448,14 +488,16 @@ def _running_driver(before: set[str]) -> Callable[[dict[str, Any]], bool]:
 def _executors_working(cluster: StandaloneCluster, before: set[str]) -> Callable[[dict[str, Any]], bool]:
     """Mid-job: a new driver runs, its application registered, and an executor process is up."""
     running = _running_driver(before)
-    return lambda state: running(state) and bool(state["activeapps"]) and \
-        "executor" in {p.kind for p in cluster.app_processes()}
+    return lambda state: (
+        running(state) and bool(state["activeapps"]) and "executor" in {p.kind for p in cluster.app_processes()}
+    )
 
 
 @pytest.mark.cluster
 @pytest.mark.airflow
-def test_a_failing_cluster_mode_job_fails_the_task_with_its_own_error(cluster, shared_env, calls, monkeypatch,
-                                                                      tmp_path):
+def test_a_failing_cluster_mode_job_fails_the_task_with_its_own_error(
+    cluster, shared_env, calls, monkeypatch, tmp_path
+):
     """The driver's stdout is on the worker; the job's error still reaches the task, through the marker file."""
     _connect(monkeypatch, cluster, "cluster")
     day = dt.date(2024, 6, 9)
@@ -469,10 +511,12 @@ def test_a_failing_cluster_mode_job_fails_the_task_with_its_own_error(cluster, s
 
     assert states == {"check_partition": "failed"}
     message = str(calls["execute"][0]["error"])
-    assert message.startswith(f"contract job for orders on {missing} failed: DatasetError: cannot read delta "
-                              f"dataset '{missing}': [PATH_NOT_FOUND] Path does not exist: "), message
+    assert message.startswith(
+        f"contract job for orders on {missing} failed: DatasetError: cannot read delta "
+        f"dataset '{missing}': [PATH_NOT_FOUND] Path does not exist: "
+    ), message
     [driver] = _new_drivers(cluster, drivers_before)
-    assert driver["state"] == "FAILED"                  # the job exits 1; the master only knows that
+    assert driver["state"] == "FAILED"  # the job exits 1; the master only knows that
     assert xcom_value(dag_run, "check_partition") is None
     _no_app_process_left(cluster)
 
@@ -513,7 +557,7 @@ def test_on_kill_stops_the_cluster_mode_driver(cluster, shared_env, calls, monke
     assert driver["state"] == "KILLED"
     error = str(calls["execute"][0]["error"])
     assert f"Spark driver {driver['id']} ended KILLED on {cluster.master_url}" in error, error
-    _no_app_process_left(cluster, timeout=30)          # no driver, executor or Python worker left
+    _no_app_process_left(cluster, timeout=30)  # no driver, executor or Python worker left
     assert cluster.state()["activeapps"] == []
     assert not any((cluster.shared_dir / "job-cache" / "drivers").glob("*.json"))
 
@@ -527,19 +571,20 @@ def test_master_lost_mid_job_fails_readably_and_the_retry_leaves_one_copy(cluste
 
     _connect(monkeypatch, cluster, "cluster")
     day = dt.date(2024, 6, 11)
-    daily, check = _daily_check(monkeypatch, shared_env, day, retries=1,
-                                submit_kwargs={"master_unreachable_timeout": 10})
+    daily, check = _daily_check(
+        monkeypatch, shared_env, day, retries=1, submit_kwargs={"master_unreachable_timeout": 10}
+    )
     drivers_before = _driver_ids(cluster)
-    recorded = ContractCheckOperator.execute            # the `calls` recorder
+    recorded = ContractCheckOperator.execute  # the `calls` recorder
 
     def master_back_before_the_retry(self, context):
         try:
             return recorded(self, context)
         finally:
             if context["ti"].try_number == 1:
-                watcher.join(timeout=60)                # its kill_master() has completed
+                watcher.join(timeout=60)  # its kill_master() has completed
                 if cluster.daemon_pid(MASTER_CLASS) is None:
-                    cluster.start_master()              # recovers its drivers from its recovery folder
+                    cluster.start_master()  # recovers its drivers from its recovery folder
 
     monkeypatch.setattr(ContractCheckOperator, "execute", master_back_before_the_retry)
     # As soon as the driver runs: spark-submit is still waiting to ask the master about it, and the
@@ -557,13 +602,18 @@ def test_master_lost_mid_job_fails_readably_and_the_retry_leaves_one_copy(cluste
     first, second = calls["execute"]
     assert (first["try_number"], second["try_number"]) == (1, 2)
     message = str(first["error"])
-    assert message.startswith(f"contract job for orders on {shared_env / 'silver' / 'orders'} failed: lost the "
-                              f"Spark master: its REST server at {cluster.rest_url} gave no state for driver "), message
+    assert message.startswith(
+        f"contract job for orders on {shared_env / 'silver' / 'orders'} failed: lost the "
+        f"Spark master: its REST server at {cluster.rest_url} gave no state for driver "
+    ), message
     assert "Connection refused" in message and "the next attempt stops it before submitting again" in message
     assert "error" not in second and states == {"check_partition": "success"}
 
     drivers = {d["id"]: d for d in _new_drivers(cluster, drivers_before)}
-    first_driver, second_driver = calls["submit"][0]["self"].adapter.driver_id, calls["submit"][1]["self"].adapter.driver_id
+    first_driver, second_driver = (
+        calls["submit"][0]["self"].adapter.driver_id,
+        calls["submit"][1]["self"].adapter.driver_id,
+    )
     assert set(drivers) == {first_driver, second_driver}
     # Attempt 1's driver did not outlive its attempt: attempt 2 had the master kill it first.
     assert drivers[first_driver]["state"] == "KILLED" and drivers[second_driver]["state"] == "FINISHED"
@@ -598,8 +648,9 @@ def doomed_cluster(shared_env: Path, monkeypatch: pytest.MonkeyPatch):
 
 @pytest.mark.cluster
 @pytest.mark.airflow
-def test_a_job_that_ends_while_the_master_is_down_still_settles_the_task(doomed_cluster, shared_env, calls,
-                                                                          monkeypatch):
+def test_a_job_that_ends_while_the_master_is_down_still_settles_the_task(
+    doomed_cluster, shared_env, calls, monkeypatch
+):
     """Master SIGKILLed while the executors work, and not restarted: a standalone master only schedules,
     so the job runs to its end; its marker file (not the absent master) tells the task how it ended."""
     cluster = doomed_cluster
@@ -608,8 +659,7 @@ def test_a_job_that_ends_while_the_master_is_down_still_settles_the_task(doomed_
     # The hook waits for the absent master as long as the job may still run: a deadline generous
     # enough for a loaded machine (with the default 60 s, a job slowed by load outlived the wait and
     # the task gave up with "lost the Spark master" before the job's marker file settled it).
-    daily, _ = _daily_check(monkeypatch, shared_env, day, retries=0,
-                            submit_kwargs={"master_unreachable_timeout": 600})
+    daily, _ = _daily_check(monkeypatch, shared_env, day, retries=0, submit_kwargs={"master_unreachable_timeout": 600})
     drivers_before = _driver_ids(cluster)
     watcher = Watcher(cluster, _executors_working(cluster, drivers_before), cluster.kill_master)
     watcher.start()
@@ -625,11 +675,11 @@ def test_a_job_that_ends_while_the_master_is_down_still_settles_the_task(doomed_
     assert states == {"check_partition": "success"}, calls["execute"]
     [submit] = calls["submit"]
     hook = submit["self"]
-    assert hook.adapter.driver_status != "FINISHED"   # the master never confirmed the end: the job did
+    assert hook.adapter.driver_status != "FINISHED"  # the master never confirmed the end: the job did
     assert submit["result"]["decision"] == "pass"
     summary = xcom_value(dag_run, "check_partition")
     rows = assert_xcom_is_the_results_rows(summary, shared_env)
     assert summary["decision"] == _decision_by_hand(rows) == "pass"
     assert {r["row_count"] for r in rows} == {len(_expected_day("pass", day))}
-    _no_app_process_left(cluster)                       # the driver and its executors ended by themselves
+    _no_app_process_left(cluster)  # the driver and its executors ended by themselves
     assert not any((Path(os.environ["DQ_CONTRACTS_JOB_CACHE"]) / "drivers").glob("*.json"))

@@ -62,25 +62,61 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
     data = tmp_path / "orders.json"
     data.write_text("".join(json.dumps({"id": i, "amount": float(i)}) + "\n" for i in range(5)), encoding="utf-8")
     contract = tmp_path / "orders.yaml"
-    contract.write_text(yaml.safe_dump({
-        "name": "orders", "version": "1.0.0",
-        "columns": [{"name": "id", "type": "long",
-                     "checks": [{"name": "ids present", "type": "missing", "max": 0, "severity": "P1"}]}],
-        "checks": [{"name": "volume", "type": "num_rows", "min": 1, "severity": "P1"}],
-    }), encoding="utf-8")
+    contract.write_text(
+        yaml.safe_dump(
+            {
+                "name": "orders",
+                "version": "1.0.0",
+                "columns": [
+                    {
+                        "name": "id",
+                        "type": "long",
+                        "checks": [{"name": "ids present", "type": "missing", "max": 0, "severity": "P1"}],
+                    }
+                ],
+                "checks": [{"name": "volume", "type": "num_rows", "min": 1, "severity": "P1"}],
+            }
+        ),
+        encoding="utf-8",
+    )
     ivy, jars_dir, results = tmp_path / "ivy", tmp_path / "jars", tmp_path / "results"
     ivy.mkdir()
     jars_dir.mkdir()
     env = _env(DQ_CONTRACTS_JARS_DIR=str(jars_dir))
     env.pop("DQ_CONTRACTS_DELTA_JARS", None)  # a fresh worker: nothing pre-resolved
     with contextlib.ExitStack() as files:
-        logs = [files.enter_context(open(tmp_path / f"run-{n}.log", "w")) for n in range(WRITERS)]  # a full pipe would block
+        logs = [
+            files.enter_context(open(tmp_path / f"run-{n}.log", "w")) for n in range(WRITERS)
+        ]  # a full pipe would block
         procs = [
             subprocess.Popen(
-                [sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", str(contract), "--input", str(data),
-                 "--input-format", "json", "--run-id", f"run-{n}", "--results-table", str(results),
-                 "--master", "local[1]", "--conf", f"spark.jars.ivy={ivy}", "--json-out", str(tmp_path / f"{n}.json")],
-                cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "airflow_dq_contracts.cli.main",
+                    "run",
+                    str(contract),
+                    "--input",
+                    str(data),
+                    "--input-format",
+                    "json",
+                    "--run-id",
+                    f"run-{n}",
+                    "--results-table",
+                    str(results),
+                    "--master",
+                    "local[1]",
+                    "--conf",
+                    f"spark.jars.ivy={ivy}",
+                    "--json-out",
+                    str(tmp_path / f"{n}.json"),
+                ],
+                cwd=tmp_path,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
             for n, log in enumerate(logs)
         ]
         deadline = time.monotonic() + DEADLINE_SECONDS
@@ -110,12 +146,30 @@ def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
     # Output to files, not pipes: a writer whose unread pipe fills (Spark's warnings on every retried
     # conflict) would block while the test waits for another one.
     with contextlib.ExitStack() as files:
-        logs = [(files.enter_context(open(tmp_path / f"writer-{n}.out", "w")),
-                 files.enter_context(open(tmp_path / f"writer-{n}.err", "w"))) for n in range(WRITERS)]
+        logs = [
+            (
+                files.enter_context(open(tmp_path / f"writer-{n}.out", "w")),
+                files.enter_context(open(tmp_path / f"writer-{n}.err", "w")),
+            )
+            for n in range(WRITERS)
+        ]
         procs = [
-            subprocess.Popen([sys.executable, str(APPS / "sink_writer.py"), "--root", str(tmp_path),
-                              "--writer", str(n), "--rounds", str(ROUNDS)],
-                             env=_env(), stdout=out, stderr=err, text=True)
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(APPS / "sink_writer.py"),
+                    "--root",
+                    str(tmp_path),
+                    "--writer",
+                    str(n),
+                    "--rounds",
+                    str(ROUNDS),
+                ],
+                env=_env(),
+                stdout=out,
+                stderr=err,
+                text=True,
+            )
             for n, (out, err) in enumerate(logs)
         ]
         try:
@@ -147,7 +201,8 @@ def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
     assert len(outcomes) == WRITERS * ROUNDS
     kinds = ("results", "quarantine", "valid")  # the writers' turn order (sink_writer.KINDS)
     assert sorted((o["round"], o["kind"]) for o in outcomes) == sorted(
-        (r, kinds[r % 3]) for r in range(ROUNDS) for _ in range(WRITERS))
+        (r, kinds[r % 3]) for r in range(ROUNDS) for _ in range(WRITERS)
+    )
     for round_no in range(ROUNDS):
         kind = kinds[round_no % 3]
         table = tmp_path / f"round-{round_no}" / kind
@@ -156,6 +211,7 @@ def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
             assert sorted(row["run_id"] for row in delta_rows(table)) == sorted(runs)  # one copy each
         else:
             assert sorted((row["_dq_run_id"], row["id"]) for row in delta_rows(table)) == sorted(
-                (run, i) for run in runs for i in range(3)), kind
+                (run, i) for run in runs for i in range(3)
+            ), kind
         assert create_table_commits(table) == 1, (round_no, kind)
         assert sorted(p.name for p in table.parent.iterdir()) == [kind]  # nothing else was written

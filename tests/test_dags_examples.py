@@ -148,8 +148,7 @@ def _decision_by_hand(rows: list[dict[str, Any]]) -> str:
     """DESIGN §6, written out again from the rows (not through the code under test)."""
     if any(r["action"] == "gate" and r["status"] != "passed" for r in rows):
         return "gate"
-    if any(r["action"] == "quarantine" and r["status"] != "passed" and not (r["failed_rows"] or 0) > 0
-           for r in rows):
+    if any(r["action"] == "quarantine" and r["status"] != "passed" and not (r["failed_rows"] or 0) > 0 for r in rows):
         return "gate"  # errored, or failed with no row to set aside: fails closed
     if any(r["action"] == "quarantine" and r["status"] != "passed" and (r["failed_rows"] or 0) > 0 for r in rows):
         return "quarantine"
@@ -166,8 +165,15 @@ def _expected_day(outcome: str, day: dt.date) -> list[dict[str, Any]]:
 
 def test_example_dags_parse_with_the_documented_shape(pipeline, daily):
     assert {t.task_id for t in pipeline.tasks} == {
-        "produce_raw_orders", "wait_for_fresh_orders", "load_orders", "check_orders", "route_orders",
-        "publish", "quarantine_then_publish", "alert"}
+        "produce_raw_orders",
+        "wait_for_fresh_orders",
+        "load_orders",
+        "check_orders",
+        "route_orders",
+        "publish",
+        "quarantine_then_publish",
+        "alert",
+    }
     assert pipeline.task_dict["route_orders"].downstream_task_ids == {"publish", "quarantine_then_publish", "alert"}
     assert pipeline.task_dict["check_orders"].fail_on_gate is False
     assert pipeline.task_dict["wait_for_fresh_orders"].downstream_task_ids == {"load_orders"}
@@ -177,8 +183,13 @@ def test_example_dags_parse_with_the_documented_shape(pipeline, daily):
 
 
 def test_the_provider_shows_in_airflow_providers_list(env):
-    out = subprocess.run([str(Path(sys.executable).parent / "airflow"), "providers", "list", "-o", "json"],
-                         capture_output=True, text=True, env=os.environ.copy(), timeout=300)
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "airflow"), "providers", "list", "-o", "json"],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     # The listing is a JSON array of objects; Airflow 3.0 prints log lines ("[2026-…] {plugins.py…}")
     # to stdout before it, so the array is found by its "[{", not by the first "[".
@@ -199,9 +210,16 @@ def _run_pipeline(pipeline, outcome: str, day: dt.date):
 def test_pass_publishes_everything(pipeline, env, watch_execute):
     day = dt.date(2024, 5, 1)
     states, dag_run, summary = _run_pipeline(pipeline, "pass", day)
-    assert states == {"produce_raw_orders": "success", "wait_for_fresh_orders": "success", "load_orders": "success",
-                      "check_orders": "success", "route_orders": "success", "publish": "success",
-                      "quarantine_then_publish": "skipped", "alert": "skipped"}
+    assert states == {
+        "produce_raw_orders": "success",
+        "wait_for_fresh_orders": "success",
+        "load_orders": "success",
+        "check_orders": "success",
+        "route_orders": "success",
+        "publish": "success",
+        "quarantine_then_publish": "skipped",
+        "alert": "skipped",
+    }
     assert str(dag_run.state) == "success"
     assert summary["run_id"] == make_run_id("dq_orders_pipeline", dag_run.run_id, "check_orders")
     rows = assert_xcom_equals_results_table(summary, env)
@@ -211,7 +229,8 @@ def test_pass_publishes_everything(pipeline, env, watch_execute):
     assert {r["row_count"] for r in rows} == {len(expected)}
     assert {r["filter"] for r in rows} == {f"order_date = '{day}'"}
     assert {(r["dag_id"], r["task_id"], r["airflow_run_id"]) for r in rows} == {
-        ("dq_orders_pipeline", "check_orders", dag_run.run_id)}
+        ("dq_orders_pipeline", "check_orders", dag_run.run_id)
+    }
     assert summary["quarantine"]["rows"] == 0
     assert _table_rows(env / "dq_quarantine" / "orders", "_dq_run_id", summary["run_id"]) == []
     gold = _table_rows(env / "gold" / "orders", "order_date", day)
@@ -228,8 +247,16 @@ def _readback_refuses_missing_or_miscounted_rows(summary: dict[str, Any], wareho
 
     contract = load_contract(str(EXAMPLES / "contracts" / "orders.yaml"))
     now = dt.datetime.now(UTC)
-    common = dict(dataset="d", results_table=str(warehouse / "dq_results"), quarantine_table=None,
-                  valid_table=None, warehouse=str(warehouse), filter=None, started_at=now, finished_at=now)
+    common = dict(
+        dataset="d",
+        results_table=str(warehouse / "dq_results"),
+        quarantine_table=None,
+        valid_table=None,
+        warehouse=str(warehouse),
+        filter=None,
+        started_at=now,
+        finished_at=now,
+    )
     rebuilt = collect_summary(contract, run_id=summary["run_id"], **common)
     assert rebuilt["checks"] == summary["checks"]
     with pytest.raises(AirflowException, match="holds no rows for run dq-nope"):
@@ -265,21 +292,28 @@ def test_quarantine_sets_bad_rows_aside_and_a_retry_leaves_one_copy(pipeline, en
     states, dag_run, summary = _run_pipeline(pipeline, "quarantine", day)
     assert [c["try_number"] for c in watch_execute] == [1, 2]
     assert "error" not in watch_execute[0] and "error" not in watch_execute[1]
-    assert states == {"produce_raw_orders": "success", "wait_for_fresh_orders": "success", "load_orders": "success",
-                      "check_orders": "success", "route_orders": "success", "publish": "skipped",
-                      "quarantine_then_publish": "success", "alert": "skipped"}
+    assert states == {
+        "produce_raw_orders": "success",
+        "wait_for_fresh_orders": "success",
+        "load_orders": "success",
+        "check_orders": "success",
+        "route_orders": "success",
+        "publish": "skipped",
+        "quarantine_then_publish": "success",
+        "alert": "skipped",
+    }
 
     expected = _expected_day("quarantine", day)
     bad = {r["order_id"] for r in expected if "@" not in r["email"]}
     assert len(bad) == 3
-    rows = assert_xcom_equals_results_table(summary, env)   # one row per check: the retry replaced
+    rows = assert_xcom_equals_results_table(summary, env)  # one row per check: the retry replaced
     assert summary["decision"] == _decision_by_hand(rows) == "quarantine"
     failing = {r["check_id"]: r for r in rows if r["status"] != "passed" and r["action"] != "flag"}
     assert set(failing) == {"email/email_format_is_valid"}
     assert failing["email/email_format_is_valid"]["failed_rows"] == len(bad)
 
     quarantined = _table_rows(env / "dq_quarantine" / "orders", "_dq_run_id", summary["run_id"])
-    assert sorted(r["order_id"] for r in quarantined) == sorted(bad)      # 3, not 6
+    assert sorted(r["order_id"] for r in quarantined) == sorted(bad)  # 3, not 6
     assert all([v["check_id"] for v in r["_dq_violations"]] == ["email/email_format_is_valid"] for r in quarantined)
     assert summary["quarantine"]["rows"] == len(bad)
     valid = _table_rows(env / "valid" / "orders", "_dq_run_id", summary["run_id"])
@@ -291,10 +325,17 @@ def test_quarantine_sets_bad_rows_aside_and_a_retry_leaves_one_copy(pipeline, en
 def test_gate_alerts_and_publishes_nothing(pipeline, env, watch_execute):
     day = dt.date(2024, 5, 3)
     states, dag_run, summary = _run_pipeline(pipeline, "gate", day)
-    assert states == {"produce_raw_orders": "success", "wait_for_fresh_orders": "success", "load_orders": "success",
-                      "check_orders": "success", "route_orders": "success", "publish": "skipped",
-                      "quarantine_then_publish": "skipped", "alert": "failed"}
-    assert str(dag_run.state) == "failed"       # a gate never passes silently
+    assert states == {
+        "produce_raw_orders": "success",
+        "wait_for_fresh_orders": "success",
+        "load_orders": "success",
+        "check_orders": "success",
+        "route_orders": "success",
+        "publish": "skipped",
+        "quarantine_then_publish": "skipped",
+        "alert": "failed",
+    }
+    assert str(dag_run.state) == "failed"  # a gate never passes silently
     rows = assert_xcom_equals_results_table(summary, env)
     assert summary["decision"] == _decision_by_hand(rows) == "gate"
     gating = {r["check_id"] for r in rows if r["action"] == "gate" and r["status"] != "passed"}
@@ -312,7 +353,7 @@ def test_used_alone_a_gate_fails_the_task_after_pushing_the_summary(daily, env, 
     day = dt.date(2024, 5, 4)
     orders_data.write_orders(env / "silver" / "orders", orders_data.generate_orders(orders_data.spec_for("gate", day)))
     monkeypatch.setattr(daily.task_dict["check_partition"], "retry_delay", dt.timedelta(0))
-    start = dt.datetime.combine(day, dt.time(), tzinfo=UTC)    # {{ ds }} is the logical date's day
+    start = dt.datetime.combine(day, dt.time(), tzinfo=UTC)  # {{ ds }} is the logical date's day
     states, dag_run = run_dag(daily, logical_date=start, run_after=start)
     assert states == {"check_partition": "failed"}
     assert str(dag_run.state) == "failed"
@@ -338,9 +379,11 @@ def test_a_job_that_dies_fails_the_task_with_its_own_error(daily, env, watch_exe
     assert states == {"check_partition": "failed"}
     message = str(watch_execute[0]["error"])
     # The job's own words: the engine's DatasetError carrying Spark's PATH_NOT_FOUND.
-    assert message.startswith(f"contract job for orders on {missing} failed: DatasetError: cannot read delta "
-                              f"dataset '{missing}': [PATH_NOT_FOUND] Path does not exist: ")
-    assert "Error code is" not in message           # the job's words, not spark-submit's exit status
+    assert message.startswith(
+        f"contract job for orders on {missing} failed: DatasetError: cannot read delta "
+        f"dataset '{missing}': [PATH_NOT_FOUND] Path does not exist: "
+    )
+    assert "Error code is" not in message  # the job's words, not spark-submit's exit status
     assert xcom_value(dag_run, "check_partition") is None
 
 

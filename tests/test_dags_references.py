@@ -32,14 +32,20 @@ def test_referential_as_of_and_reconciliation_in_a_dag(env):  # noqa: F811 - env
     raw = [r for r in orders_data.generate_orders(orders_data.spec_for("pass", day)) if r["order_date"] == day]
     silver = _table_rows(env / "silver" / "orders_refs", "order_date", day)
     assert len(silver) == len(raw) - lost
-    orphan_ids = {r["order_id"] for r in silver
-                  if orders_data.never_existed(r["customer_id"]) or orders_data.created_late(r["customer_id"])}
+    orphan_ids = {
+        r["order_id"]
+        for r in silver
+        if orders_data.never_existed(r["customer_id"]) or orders_data.created_late(r["customer_id"])
+    }
     assert orphan_ids, "the generated day must contain orphans"
 
     checks = {c["check_name"]: c for c in summary["checks"]}
     referential = checks["Customer existed when the order was placed"]
     assert (referential["status"], referential["metric_value"], referential["failed_rows"]) == (
-        "failed", len(orphan_ids), len(orphan_ids))
+        "failed",
+        len(orphan_ids),
+        len(orphan_ids),
+    )
     assert referential["action"] == "quarantine"
     lost_count = checks["No order lost between raw and silver"]
     assert (lost_count["status"], lost_count["metric_value"], lost_count["action"]) == ("failed", -lost, "gate")

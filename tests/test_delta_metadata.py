@@ -61,7 +61,9 @@ def test_module_imports_neither_airflow_nor_pyspark_and_a_poke_needs_no_pandas(t
         "bad = [m for m in ('pyspark', 'airflow', 'pandas') if m in sys.modules]\n"
         "print(bad); sys.exit(1 if bad else 0)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent.parent
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2024-01-01 01:01:01.000001+00:00" in done.stdout
 
@@ -269,13 +271,22 @@ def test_string_and_timestamp_partition_values(tmp_path):
 
     hours = [utc(2024, 1, 9, h) for h in range(0, 24) if h != 13]
     strings = tmp_path / "by_string"
-    write_deltalake(str(strings), pa.table({"v": list(range(len(hours))),
-                                            "event_hour": [h.strftime("%Y-%m-%d %H:%M:%S") for h in hours]}),
-                    partition_by=["event_hour"])
+    write_deltalake(
+        str(strings),
+        pa.table({"v": list(range(len(hours))), "event_hour": [h.strftime("%Y-%m-%d %H:%M:%S") for h in hours]}),
+        partition_by=["event_hour"],
+    )
     stamps = tmp_path / "by_timestamp"
-    write_deltalake(str(stamps), pa.table({"v": list(range(len(hours))),
-                                           "event_hour": pa.array([h.replace(tzinfo=None) for h in hours], pa.timestamp("us"))}),
-                    partition_by=["event_hour"])
+    write_deltalake(
+        str(stamps),
+        pa.table(
+            {
+                "v": list(range(len(hours))),
+                "event_hour": pa.array([h.replace(tzinfo=None) for h in hours], pa.timestamp("us")),
+            }
+        ),
+        partition_by=["event_hour"],
+    )
     reference = utc(2024, 1, 9, 23, 59)  # 1 day back: 01-08 23:59 → hours 01-08 23:00 … 01-09 23:00
     for path in (strings, stamps):
         result = evaluate_completeness(str(path), "event_hour", "hourly", lookback_days=1, reference_time=reference)
@@ -288,16 +299,30 @@ def test_string_and_timestamp_partition_values(tmp_path):
 def test_hive_partitioned_parquet_folder(tmp_path):
     root = tmp_path / "hive"
     hours = ["2024-01-09 10:00:00", "2024-01-09 11:00:00", "2024-01-09 13:00:00", None]
-    write_hive_folder(root, "event_hour", hours,
-                      stamps=[utc(2024, 1, 9, 10, 5), utc(2024, 1, 9, 11, 5), utc(2024, 1, 9, 13, 5, 0, 3), utc(2024, 1, 1)])
+    write_hive_folder(
+        root,
+        "event_hour",
+        hours,
+        stamps=[utc(2024, 1, 9, 10, 5), utc(2024, 1, 9, 11, 5), utc(2024, 1, 9, 13, 5, 0, 3), utc(2024, 1, 1)],
+    )
     listing = partition_values(str(root), "event_hour")
     assert listing.source == "hive_paths" and listing.table_format == "parquet"
     assert set(listing.values) == set(hours)  # unescaped; the default partition is None
-    result = evaluate_completeness(str(root), "event_hour", "hourly", lookback_days=0.25,
-                                   reference_time=utc(2024, 1, 9, 14, 30), allow_future_gaps=False)
+    result = evaluate_completeness(
+        str(root),
+        "event_hour",
+        "hourly",
+        lookback_days=0.25,
+        reference_time=utc(2024, 1, 9, 14, 30),
+        allow_future_gaps=False,
+    )
     # [08:30, 14:30] → 08 … 14 expected; present 10, 11, 13
-    assert result.report.missing_labels() == ["2024-01-09T08:00Z", "2024-01-09T09:00Z",
-                                              "2024-01-09T12:00Z", "2024-01-09T14:00Z"]
+    assert result.report.missing_labels() == [
+        "2024-01-09T08:00Z",
+        "2024-01-09T09:00Z",
+        "2024-01-09T12:00Z",
+        "2024-01-09T14:00Z",
+    ]
     assert newest_timestamp(str(root), "event_hour").value == utc(2024, 1, 9, 13)
     data_column = newest_timestamp(str(root), "created_at")
     assert data_column.value == utc(2024, 1, 9, 13, 5, 0, 3) and data_column.source == "scan"
@@ -344,12 +369,20 @@ def test_thousands_of_hourly_partitions(tmp_path):
 
     base = utc(2024, 1, 1)
     hours = [base + dt.timedelta(hours=i) for i in range(3000) if i not in (100, 2000, 2999)]
-    write_deltalake(str(tmp_path / "t"), pa.table({
-        "v": list(range(len(hours))), "event_hour": [h.strftime("%Y-%m-%d %H:00:00") for h in hours],
-    }), partition_by=["event_hour"])
+    write_deltalake(
+        str(tmp_path / "t"),
+        pa.table(
+            {
+                "v": list(range(len(hours))),
+                "event_hour": [h.strftime("%Y-%m-%d %H:00:00") for h in hours],
+            }
+        ),
+        partition_by=["event_hour"],
+    )
     reference = base + dt.timedelta(hours=2999, minutes=30)
-    result = evaluate_completeness(str(tmp_path / "t"), "event_hour", "hourly",
-                                   lookback_days=125, reference_time=reference)
+    result = evaluate_completeness(
+        str(tmp_path / "t"), "event_hour", "hourly", lookback_days=125, reference_time=reference
+    )
     # 125 days = 3000 h back from hour 2999:30 → hours -1 … 2999 expected (3001 periods);
     # hour -1 is missing, 100 and 2000 are gaps, 2999 comes after the newest (2998): not yet due.
     assert result.report.expected_count == 3001
@@ -449,11 +482,15 @@ def test_spark_written_table_statistics_deletion_vectors_and_column_mapping(spar
     spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
     try:
         rows = [(i, micros[i], expected[i].date().isoformat()) for i in ids]
-        (spark.createDataFrame(rows, "id long, m long, d string")
+        (
+            spark.createDataFrame(rows, "id long, m long, d string")
             .selectExpr("id", "timestamp_micros(m) AS created_at", "CAST(d AS DATE) AS order_date")
             .repartition(4)
-            .write.format("delta").partitionBy("order_date")
-            .option("delta.enableDeletionVectors", "true").save(path))
+            .write.format("delta")
+            .partitionBy("order_date")
+            .option("delta.enableDeletionVectors", "true")
+            .save(path)
+        )
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous_zone)
 

@@ -29,12 +29,24 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker" / "docker-compose.yaml"
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
-AIRFLOW_SERVICES = ("airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
+AIRFLOW_SERVICES = (
+    "airflow-init",
+    "airflow-apiserver",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
+)
 SPARK_SERVICES = ("spark-master", "spark-worker")
 # Where Delta tables are written or read: tasks (scheduler, LocalExecutor), deferrable sensors
 # (triggerer), the driver in cluster mode and the executors (spark-worker).
-WAREHOUSE_USERS = ("airflow-scheduler", "airflow-triggerer", "airflow-dag-processor", "airflow-apiserver",
-                   "spark-master", "spark-worker")
+WAREHOUSE_USERS = (
+    "airflow-scheduler",
+    "airflow-triggerer",
+    "airflow-dag-processor",
+    "airflow-apiserver",
+    "spark-master",
+    "spark-worker",
+)
 
 
 def _compose_cli() -> tuple[list[str], int] | None:
@@ -61,8 +73,11 @@ def compose() -> dict[str, Any]:
     command, major = cli
     args = command + ["-f", str(COMPOSE_FILE), "config"] + (["--format", "json"] if major >= 2 else [])
     # Unset knobs the file interpolates, so the defaults written in it are what is checked.
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DQ_CONTRACTS_IMAGE", "AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "COMPOSE_PROJECT_NAME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DQ_CONTRACTS_IMAGE", "AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "COMPOSE_PROJECT_NAME")
+    }
     done = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120, check=False)
     assert done.returncode == 0, f"{' '.join(args)} rejected the file:\n{done.stderr}"
     return json.loads(done.stdout) if major >= 2 else yaml.safe_load(done.stdout)
@@ -148,7 +163,9 @@ def test_spark_default_connection_resolves_to_the_compose_master(compose: dict[s
         "print(json.dumps({k: c[k] for k in ('master', 'spark_binary', 'rest_endpoint')}))\n"
     )
     env = dict(os.environ, AIRFLOW_HOME=str(tmp_path), AIRFLOW_CONN_SPARK_DEFAULT=conn)
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     resolved = json.loads(done.stdout.strip().splitlines()[-1])
     assert json.loads(conn)["extra"]["deploy-mode"] == "client"

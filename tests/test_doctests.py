@@ -22,12 +22,18 @@ MODULES = sorted(info.name for info in pkgutil.walk_packages(airflow_dq_contract
 def test_docstring_examples_hold(name: str) -> None:
     module = importlib.import_module(name)
     outcome = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
-    assert outcome.failed == 0, f"{outcome.failed} of {outcome.attempted} docstring examples of {name} failed (see above)"
+    assert outcome.failed == 0, (
+        f"{outcome.failed} of {outcome.attempted} docstring examples of {name} failed (see above)"
+    )
 
 
 def test_the_plain_python_modules_have_examples_that_run() -> None:
     attempted = 0
-    for name in ("airflow_dq_contracts.results", "airflow_dq_contracts.contract.timeliness",
-                 "airflow_dq_contracts.contract.validators", "airflow_dq_contracts.runtime.jars"):
+    for name in (
+        "airflow_dq_contracts.results",
+        "airflow_dq_contracts.contract.timeliness",
+        "airflow_dq_contracts.contract.validators",
+        "airflow_dq_contracts.runtime.jars",
+    ):
         attempted += doctest.testmod(importlib.import_module(name), verbose=False).attempted
     assert attempted >= 8  # the collection above is not silently empty

@@ -63,13 +63,31 @@ def test_constraints_compile_to_checks_with_fixed_ids_and_the_default_severity()
     contract = load_contract(CONSTRAINED)
     by_id = {c.check_id: c for c in contract.evaluated_checks()}
     assert ids(contract) == [
-        "txn_id/schema", "currency/schema", "phone/schema", "email/schema", "amount/schema",
-        "txn_id/not_null", "txn_id/unique", "currency/not_null", "currency/allowed_values",
-        "phone/pattern", "email/pattern", "amount/amount_mean", "amount/min_value", "amount/max_value",
+        "txn_id/schema",
+        "currency/schema",
+        "phone/schema",
+        "email/schema",
+        "amount/schema",
+        "txn_id/not_null",
+        "txn_id/unique",
+        "currency/not_null",
+        "currency/allowed_values",
+        "phone/pattern",
+        "email/pattern",
+        "amount/amount_mean",
+        "amount/min_value",
+        "amount/max_value",
     ]
-    expected_types = {"txn_id/not_null": "missing", "txn_id/unique": "duplicates", "currency/not_null": "missing",
-                      "currency/allowed_values": "whitelist", "phone/pattern": "pattern", "email/pattern": "pattern",
-                      "amount/min_value": "min", "amount/max_value": "max"}
+    expected_types = {
+        "txn_id/not_null": "missing",
+        "txn_id/unique": "duplicates",
+        "currency/not_null": "missing",
+        "currency/allowed_values": "whitelist",
+        "phone/pattern": "pattern",
+        "email/pattern": "pattern",
+        "amount/min_value": "min",
+        "amount/max_value": "max",
+    }
     for check_id, kind in expected_types.items():
         check = by_id[check_id]
         # P1 by default; every constraint reads single rows, so P1 quarantines them (DESIGN §6).
@@ -88,17 +106,21 @@ def test_constraints_compile_to_checks_with_fixed_ids_and_the_default_severity()
 
 
 def test_enforcement_switches_and_severities():
-    text = CONSTRAINED.replace("version: 1.0.0", "version: 1.0.0\nenforcement: {schema: {mode: exact, severity: P2},"
-                                                  " constraints: {severity: P0}}")
+    text = CONSTRAINED.replace(
+        "version: 1.0.0",
+        "version: 1.0.0\nenforcement: {schema: {mode: exact, severity: P2}, constraints: {severity: P0}}",
+    )
     contract = load_contract(text)
     by_id = {c.check_id: c for c in contract.evaluated_checks()}
     assert by_id["_table_/schema"].severity == "P2" and by_id["_table_/schema"].action == "flag"
     assert (by_id["currency/allowed_values"].severity, by_id["currency/allowed_values"].action) == ("P0", "gate")
     # `off`, bare (YAML reads it as false) or quoted, disables.
     for spelling in ("off", "'off'", '"OFF"'):
-        off = load_contract(CONSTRAINED.replace("version: 1.0.0",
-                                                f"version: 1.0.0\nenforcement: {{schema: {spelling}, "
-                                                f"constraints: {spelling}}}"))
+        off = load_contract(
+            CONSTRAINED.replace(
+                "version: 1.0.0", f"version: 1.0.0\nenforcement: {{schema: {spelling}, constraints: {spelling}}}"
+            )
+        )
         assert ids(off) == ["amount/amount_mean"], spelling
         assert off.enforcement.schema_mode == "off" and off.enforcement.constraints is False
 
@@ -133,8 +155,12 @@ checks:
     # id: written `missing max 0` asserts not-null (the filtered one does not); the table-level
     # duplicates on [id] asserts unique. code: a stricter whitelist asserts the allowed values.
     # level: `min 1` is stricter than min_value 0; `max 50` is looser than 10, `pct ≤ 0.1` weaker than none.
-    implicit = [i for i in ids(contract) if not i.endswith("/schema") and i.split("/")[1] in
-                ("not_null", "unique", "allowed_values", "pattern", "min_value", "max_value")]
+    implicit = [
+        i
+        for i in ids(contract)
+        if not i.endswith("/schema")
+        and i.split("/")[1] in ("not_null", "unique", "allowed_values", "pattern", "min_value", "max_value")
+    ]
     assert implicit == ["level/not_null", "level/max_value"]
 
 
@@ -149,7 +175,9 @@ columns:
     check = {c.check_id: c for c in contract.evaluated_checks()}["_table_/sla_freshness"]
     assert (check.type, check.params["max_age_hours"], check.params["timestamp_column"]) == ("freshness", 6.0, "ts")
     assert (check.severity, check.action, check.validator.high) == ("P1", "gate", 6.0)
-    written = load_contract(base + "checks:\n  - {name: fresh, type: freshness, max_age_hours: 2, timestamp_column: ts}\n")
+    written = load_contract(
+        base + "checks:\n  - {name: fresh, type: freshness, max_age_hours: 2, timestamp_column: ts}\n"
+    )
     assert "_table_/sla_freshness" not in ids(written)
     assert "_table_/sla_freshness" not in ids(load_contract(base + "enforcement: {sla: off}\n"))
     assert "_table_/sla_freshness" not in ids(load_contract("name: t\nsla: {freshness_hours: 6}\n"))
@@ -169,23 +197,42 @@ columns:
     assert quoted.columns[0].sunset == dt.date(2026, 5, 1)
 
 
-@pytest.mark.parametrize("text, fragments", [
-    ("enforcement: {schema: {mode: strict}}", ["enforcement.schema.mode: unknown schema mode 'strict'"]),
-    ("enforcement: {constraints: {severity: P9}}", ["enforcement.constraints.severity: unknown severity 'P9'"]),
-    ("enforcement: {schema: {mode: exact, level: 2}}", ["enforcement.schema.level: unknown key 'level'"]),
-    ("enforcement: {constraint: off}", ["enforcement.constraint: unknown key 'constraint'"]),
-    ("columns:\n  - {name: s, type: string, min_value: 3}", ["columns[0].min_value: 'min_value' needs a numeric"]),
-    ("columns:\n  - {name: s, type: string, pattern: '[a-'}", ["columns[0].pattern: invalid regular expression"]),
-    ("columns:\n  - {name: s, type: int, min_value: 5, max_value: 1}", ["columns[0].min_value: 'min_value' 5 is greater"]),
-    ("columns:\n  - {name: s, unique: yes please}", ["columns[0].unique: 'unique' must be true or false"]),
-    ("columns:\n  - {name: s, allowed_values: []}", ["columns[0].allowed_values: 'allowed_values' must be a non-empty"]),
-    ("columns:\n  - {name: s, deprecated: true, sunset: soon}", ["columns[0].sunset: 'sunset' must be a date"]),
-    ("columns:\n  - {name: s, deprecated_by: t}", ["columns[0].deprecated_by: 'deprecated_by' only applies",
-                                                     "columns[0].deprecated_by: column 't' is not declared"]),
-    ("columns:\n  - {name: s, primary_key: true, nullable: true}", ["columns[0].nullable: a primary key is never NULL"]),
-    ("columns:\n  - name: s\n    nullable: false\n    checks: [{name: not null, type: count}]",
-     ["columns[0].checks[0].name: check_id 's/not_null' is the id of the constraint"]),
-])
+@pytest.mark.parametrize(
+    "text, fragments",
+    [
+        ("enforcement: {schema: {mode: strict}}", ["enforcement.schema.mode: unknown schema mode 'strict'"]),
+        ("enforcement: {constraints: {severity: P9}}", ["enforcement.constraints.severity: unknown severity 'P9'"]),
+        ("enforcement: {schema: {mode: exact, level: 2}}", ["enforcement.schema.level: unknown key 'level'"]),
+        ("enforcement: {constraint: off}", ["enforcement.constraint: unknown key 'constraint'"]),
+        ("columns:\n  - {name: s, type: string, min_value: 3}", ["columns[0].min_value: 'min_value' needs a numeric"]),
+        ("columns:\n  - {name: s, type: string, pattern: '[a-'}", ["columns[0].pattern: invalid regular expression"]),
+        (
+            "columns:\n  - {name: s, type: int, min_value: 5, max_value: 1}",
+            ["columns[0].min_value: 'min_value' 5 is greater"],
+        ),
+        ("columns:\n  - {name: s, unique: yes please}", ["columns[0].unique: 'unique' must be true or false"]),
+        (
+            "columns:\n  - {name: s, allowed_values: []}",
+            ["columns[0].allowed_values: 'allowed_values' must be a non-empty"],
+        ),
+        ("columns:\n  - {name: s, deprecated: true, sunset: soon}", ["columns[0].sunset: 'sunset' must be a date"]),
+        (
+            "columns:\n  - {name: s, deprecated_by: t}",
+            [
+                "columns[0].deprecated_by: 'deprecated_by' only applies",
+                "columns[0].deprecated_by: column 't' is not declared",
+            ],
+        ),
+        (
+            "columns:\n  - {name: s, primary_key: true, nullable: true}",
+            ["columns[0].nullable: a primary key is never NULL"],
+        ),
+        (
+            "columns:\n  - name: s\n    nullable: false\n    checks: [{name: not null, type: count}]",
+            ["columns[0].checks[0].name: check_id 's/not_null' is the id of the constraint"],
+        ),
+    ],
+)
 def test_bad_enforcement_and_constraint_keys_are_located_errors_all_at_once(text, fragments):
     with pytest.raises(ContractValidationError) as caught:
         load_contract("name: t\n" + text + "\n", filename="c.yaml")
@@ -208,26 +255,32 @@ def test_rename_hint_finds_shared_name_tokens_where_difflib_does_not():
     assert rename_hint("discount", ColumnType("double"), [("shipping_fee", ColumnType("double"))]) is None
 
 
-@pytest.mark.parametrize("declared, actual, ok", [
-    (ColumnType("long"), ColumnType("int"), True),
-    (ColumnType("int"), ColumnType("long"), False),
-    (ColumnType("long"), ColumnType("string"), False),
-    (ColumnType("double"), ColumnType("float"), True),
-    (ColumnType("decimal"), ColumnType("decimal", precision=18, scale=4), True),
-    (ColumnType("decimal", precision=10, scale=2), ColumnType("decimal", precision=12, scale=2), False),
-    (ColumnType("decimal", precision=12, scale=2), ColumnType("decimal", precision=10, scale=2), True),
-    (ColumnType("list", value_type=ColumnType("long")), ColumnType("list", value_type=ColumnType("int")), True),
-    (ColumnType("list"), ColumnType("list", value_type=ColumnType("string")), True),
-    (ColumnType("timestamp"), ColumnType("date"), False),
-    (None, ColumnType("binary"), True),
-])
+@pytest.mark.parametrize(
+    "declared, actual, ok",
+    [
+        (ColumnType("long"), ColumnType("int"), True),
+        (ColumnType("int"), ColumnType("long"), False),
+        (ColumnType("long"), ColumnType("string"), False),
+        (ColumnType("double"), ColumnType("float"), True),
+        (ColumnType("decimal"), ColumnType("decimal", precision=18, scale=4), True),
+        (ColumnType("decimal", precision=10, scale=2), ColumnType("decimal", precision=12, scale=2), False),
+        (ColumnType("decimal", precision=12, scale=2), ColumnType("decimal", precision=10, scale=2), True),
+        (ColumnType("list", value_type=ColumnType("long")), ColumnType("list", value_type=ColumnType("int")), True),
+        (ColumnType("list"), ColumnType("list", value_type=ColumnType("string")), True),
+        (ColumnType("timestamp"), ColumnType("date"), False),
+        (None, ColumnType("binary"), True),
+    ],
+)
 def test_compatible_follows_the_widening_rules_of_diff(declared, actual, ok):
     assert compatible(declared, actual) is ok
 
 
 def _diff(old: str, new: str, today: dt.date) -> list[tuple[str, str, str]]:
-    return [(c.kind, c.category, c.description) for c in diff_contracts(load_contract(old), load_contract(new), today=today)
-            if c.kind != "note"]
+    return [
+        (c.kind, c.category, c.description)
+        for c in diff_contracts(load_contract(old), load_contract(new), today=today)
+        if c.kind != "note"
+    ]
 
 
 def test_diff_removing_columns_respects_deprecation_and_sunset():
@@ -241,12 +294,15 @@ columns:
 """
     new = "name: t\nversion: 1.1.0\ncolumns:\n  - {name: a, type: long}\n"
     before = _diff(old, new, dt.date(2026, 4, 30))
-    assert before == [("breaking", "column_removed", "column 'b' removed before its sunset 2026-05-01"),
-                      ("compatible", "column_removed", "deprecated column 'c' removed")]
+    assert before == [
+        ("breaking", "column_removed", "column 'b' removed before its sunset 2026-05-01"),
+        ("compatible", "column_removed", "deprecated column 'c' removed"),
+    ]
     after = _diff(old, new, dt.date(2026, 5, 1))
     assert after[0] == ("compatible", "column_removed", "deprecated column 'b' removed after its sunset 2026-05-01")
-    plain = _diff("name: t\ncolumns:\n  - {name: a}\n  - {name: b}\n", "name: t\ncolumns:\n  - {name: a}\n",
-                  dt.date(2026, 1, 1))
+    plain = _diff(
+        "name: t\ncolumns:\n  - {name: a}\n  - {name: b}\n", "name: t\ncolumns:\n  - {name: a}\n", dt.date(2026, 1, 1)
+    )
     assert plain == [("breaking", "column_removed", "column 'b' removed")]
 
 
@@ -258,9 +314,11 @@ columns:
 """
     new = "name: t\ncolumns:\n  - {name: merchant_mcc, type: string, renamed_from: mcc_code}\n"
     assert _diff(old, new, dt.date(2026, 4, 1)) == [
-        ("breaking", "column_renamed", "column 'mcc_code' renamed to 'merchant_mcc' before its sunset 2026-05-01")]
+        ("breaking", "column_renamed", "column 'mcc_code' renamed to 'merchant_mcc' before its sunset 2026-05-01")
+    ]
     assert _diff(old, new, dt.date(2026, 6, 1)) == [
-        ("compatible", "column_renamed", "column 'mcc_code' renamed to 'merchant_mcc' after its sunset 2026-05-01")]
+        ("compatible", "column_renamed", "column 'mcc_code' renamed to 'merchant_mcc' after its sunset 2026-05-01")
+    ]
     undeprecated = "name: t\ncolumns:\n  - {name: mcc_code, type: string}\n"
     widened = "name: t\ncolumns:\n  - {name: merchant_mcc, type: long, renamed_from: mcc_code}\n"
     assert _diff(undeprecated, widened, dt.date(2026, 6, 1)) == [
@@ -338,8 +396,10 @@ columns:
     records = _by_id(result)
     assert records["txn_id/schema"].status == "passed"  # int data under a long declaration widens
     assert records["mcc_code/schema"].status == "passed"
-    assert records["mcc_code/schema"].message == "deprecated column mcc_code is absent (replaced by merchant_mcc; " \
-                                                 "sunset 2026-05-01)"
+    assert (
+        records["mcc_code/schema"].message == "deprecated column mcc_code is absent (replaced by merchant_mcc; "
+        "sunset 2026-05-01)"
+    )
     assert result.decision == "pass" and result.counts()["failed"] == result.counts()["error"] == 0
 
 
@@ -362,13 +422,15 @@ CONSTRAINT_DDL = "txn_id long, currency string, phone string, amount double, not
 def _constraint_rows() -> list[dict]:
     rows = []
     for i in range(60):
-        rows.append({
-            "txn_id": None if i == 7 else (i - 1 if i in (20, 21) else i),  # NULL once; 19 twice
-            "currency": ["INR", "USD", "SGD", "XYZ", None][i % 5] if i % 11 else "inr",
-            "phone": f"+91{9000000000 + i}" if i % 13 else "12345",
-            "amount": -5.0 if i == 3 else float(i * 17 % 1100),  # 59 → 1003 > 1000
-            "note": "ok" if i % 9 else "a long note",
-        })
+        rows.append(
+            {
+                "txn_id": None if i == 7 else (i - 1 if i in (20, 21) else i),  # NULL once; 19 twice
+                "currency": ["INR", "USD", "SGD", "XYZ", None][i % 5] if i % 11 else "inr",
+                "phone": f"+91{9000000000 + i}" if i % 13 else "12345",
+                "amount": -5.0 if i == 3 else float(i * 17 % 1100),  # 59 → 1003 > 1000
+                "note": "ok" if i % 9 else "a long note",
+            }
+        )
     return rows
 
 
@@ -399,23 +461,46 @@ def test_each_constraint_quarantines_exactly_its_violating_rows_and_flags_are_ke
 
     rows = _constraint_rows()
     expected = _expected_violations(rows)
-    for check_id in ("txn_id/not_null", "txn_id/unique", "currency/allowed_values", "phone/pattern",
-                     "amount/min_value", "amount/max_value"):
+    for check_id in (
+        "txn_id/not_null",
+        "txn_id/unique",
+        "currency/allowed_values",
+        "phone/pattern",
+        "amount/min_value",
+        "amount/max_value",
+    ):
         assert any(check_id in e for e in expected), f"the rows exercise {check_id}"
     source = str(tmp_path / "payments")
     _frame(spark, rows, CONSTRAINT_DDL).write.parquet(source)
     contract = load_contract(CONSTRAINT_CONTRACT)
-    tables = {"results_table": str(tmp_path / "results"), "quarantine_table": str(tmp_path / "quarantine"),
-              "valid_table": str(tmp_path / "valid")}
+    tables = {
+        "results_table": str(tmp_path / "results"),
+        "quarantine_table": str(tmp_path / "quarantine"),
+        "valid_table": str(tmp_path / "valid"),
+    }
     # A valid table written by the previous version (no _dq_flags): it gains the column.
     old = {"txn_id": 1000, "currency": "INR", "phone": "+919000000000", "amount": 1.0, "note": "old"}
-    _frame(spark, [{**old, "_dq_run_id": "before"}], CONSTRAINT_DDL + ", _dq_run_id string") \
-        .write.format("delta").save(tables["valid_table"])
-    result = run_contract(spark, contract, input_path=source, input_format="parquet", reference_time=REFERENCE,
-                          run_id="enforce-1", **tables)
+    _frame(spark, [{**old, "_dq_run_id": "before"}], CONSTRAINT_DDL + ", _dq_run_id string").write.format("delta").save(
+        tables["valid_table"]
+    )
+    result = run_contract(
+        spark,
+        contract,
+        input_path=source,
+        input_format="parquet",
+        reference_time=REFERENCE,
+        run_id="enforce-1",
+        **tables,
+    )
     records = _by_id(result)
-    for check_id in ("txn_id/not_null", "txn_id/unique", "currency/allowed_values", "phone/pattern",
-                     "amount/min_value", "amount/max_value"):
+    for check_id in (
+        "txn_id/not_null",
+        "txn_id/unique",
+        "currency/allowed_values",
+        "phone/pattern",
+        "amount/min_value",
+        "amount/max_value",
+    ):
         want = sum(1 for e in expected if check_id in e)
         assert (records[check_id].status, records[check_id].failed_rows) == ("failed", want), check_id
         assert records[check_id].action == "quarantine"
@@ -424,7 +509,8 @@ def test_each_constraint_quarantines_exactly_its_violating_rows_and_flags_are_ke
     quarantined = spark.read.format("delta").load(tables["quarantine_table"]).collect()
     everything = spark.read.format("delta").load(tables["valid_table"])
     assert everything.columns == CONSTRAINT_DDL.replace(" long", "").replace(" string", "").replace(
-        " double", "").split(", ") + ["_dq_run_id", "_dq_flags"]
+        " double", ""
+    ).split(", ") + ["_dq_run_id", "_dq_flags"]
     assert [r["_dq_flags"] for r in everything.where("_dq_run_id = 'before'").collect()] == [None]
     valid = everything.where("_dq_run_id = 'enforce-1'").collect()
     key = lambda r: (r["txn_id"], r["currency"], r["phone"], r["amount"], r["note"])  # noqa: E731
@@ -468,8 +554,11 @@ def test_tags_reach_a_results_table_written_by_the_previous_version(spark, tmp_p
     from airflow_dq_contracts.results import RESULT_COLUMNS
     from airflow_dq_contracts.store import sinks
 
-    first_wave = [(name, kind) for name, kind in RESULT_COLUMNS
-                  if name not in ("tags", "reference_time", "expected_min", "expected_max")]
+    first_wave = [
+        (name, kind)
+        for name, kind in RESULT_COLUMNS
+        if name not in ("tags", "reference_time", "expected_min", "expected_max")
+    ]
     path = str(tmp_path / "results")
     ddl = ", ".join(f"`{name}` {kind}" for name, kind in first_wave)
     old_row = tuple("old" if kind == "string" else None for _, kind in first_wave)

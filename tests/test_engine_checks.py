@@ -44,29 +44,74 @@ CASES: list[tuple[str | None, str, dict[str, Any], float | None]] = [
     (None, "", {"type": "num_rows", "between": [100, 1000]}, None),
     (None, "", {"type": "num_rows", "min": 500, "filter": "qty > 2"}, None),
     (None, "", {"type": "duplicates", "columns": ["user", "region"], "max": 10}, None),
-    (None, "", {"type": "duplicates", "columns": ["user", "region"], "return": "pct", "max": 0.5,
-                "filter": "region = 'eu'"}, None),
+    (
+        None,
+        "",
+        {"type": "duplicates", "columns": ["user", "region"], "return": "pct", "max": 0.5, "filter": "region = 'eu'"},
+        None,
+    ),
     (None, "", {"type": "duplicates", "columns": ["id"], "max": 0, "severity": "P0"}, None),
     (None, "", {"type": "freshness", "timestamp_column": "created_at", "max_age_hours": 1}, None),
-    (None, "", {"type": "freshness", "timestamp_column": "created_at", "max_age_hours": 300,
-                "aggregation": "min"}, None),
+    (
+        None,
+        "",
+        {"type": "freshness", "timestamp_column": "created_at", "max_age_hours": 300, "aggregation": "min"},
+        None,
+    ),
     (None, "", {"type": "freshness", "timestamp_column": "local_ts", "max_age_hours": 0.5}, None),
     (None, "", {"type": "freshness", "timestamp_column": "ts_text", "max_age_hours": 24}, None),
     (None, "", {"type": "freshness", "timestamp_column": "day", "max_age_hours": 12}, None),
-    (None, "", {"type": "freshness", "timestamp_column": "created_at", "max_age_hours": 5,
-                "filter": "region = 'eu'"}, None),
-    (None, "", {"type": "completeness", "partition_column": "day", "granularity": "daily",
-                "lookback_days": 10}, 2.0),
-    (None, "", {"type": "completeness", "partition_column": "day", "granularity": "weekly",
-                "lookback_days": 21, "max_gap_count": 1}, 1.0),
-    (None, "", {"type": "completeness", "partition_column": "day", "granularity": "monthly",
-                "lookback_days": 40}, 1.0),
-    (None, "", {"type": "completeness", "partition_column": "day_text", "granularity": "daily",
-                "lookback_days": 10, "allow_future_gaps": False, "max_gap_count": 2}, 2.0),
-    (None, "", {"type": "completeness", "partition_column": "event_hour", "granularity": "hourly",
-                "lookback_days": 1}, 2.0),
-    (None, "", {"type": "completeness", "partition_column": "event_hour", "granularity": "hourly",
-                "lookback_days": 1, "filter": "rid % 2 = 0"}, 12.0),
+    (
+        None,
+        "",
+        {"type": "freshness", "timestamp_column": "created_at", "max_age_hours": 5, "filter": "region = 'eu'"},
+        None,
+    ),
+    (None, "", {"type": "completeness", "partition_column": "day", "granularity": "daily", "lookback_days": 10}, 2.0),
+    (
+        None,
+        "",
+        {
+            "type": "completeness",
+            "partition_column": "day",
+            "granularity": "weekly",
+            "lookback_days": 21,
+            "max_gap_count": 1,
+        },
+        1.0,
+    ),
+    (None, "", {"type": "completeness", "partition_column": "day", "granularity": "monthly", "lookback_days": 40}, 1.0),
+    (
+        None,
+        "",
+        {
+            "type": "completeness",
+            "partition_column": "day_text",
+            "granularity": "daily",
+            "lookback_days": 10,
+            "allow_future_gaps": False,
+            "max_gap_count": 2,
+        },
+        2.0,
+    ),
+    (
+        None,
+        "",
+        {"type": "completeness", "partition_column": "event_hour", "granularity": "hourly", "lookback_days": 1},
+        2.0,
+    ),
+    (
+        None,
+        "",
+        {
+            "type": "completeness",
+            "partition_column": "event_hour",
+            "granularity": "hourly",
+            "lookback_days": 1,
+            "filter": "rid % 2 = 0",
+        },
+        12.0,
+    ),
     # ---- id (bigint with duplicates and NULLs)
     ("id", "number", {"type": "duplicates", "max": 0}, None),
     ("id", "number", {"type": "duplicates", "return": "pct", "max": 0.01, "filter": "region = 'eu'"}, None),
@@ -78,11 +123,20 @@ CASES: list[tuple[str | None, str, dict[str, Any], float | None]] = [
     ("id", "number", {"type": "missing", "equals": 0, "tolerance": 0}, None),
     # ---- status (strings: case variants, empty string, unicode, NULL)
     ("status", "string", {"type": "whitelist", "values": ["pending", "shipped", "cancelled"]}, None),
-    ("status", "string", {"type": "whitelist", "values": ["PENDING", "shipped", "Cancelled", "ÜNÏCODE"],
-                          "case_sensitive": False, "return": "pct", "min": 0.9}, None),
+    (
+        "status",
+        "string",
+        {
+            "type": "whitelist",
+            "values": ["PENDING", "shipped", "Cancelled", "ÜNÏCODE"],
+            "case_sensitive": False,
+            "return": "pct",
+            "min": 0.9,
+        },
+        None,
+    ),
     ("status", "string", {"type": "blacklist", "values": ["bogus", ""], "return": "count", "min": 10}, None),
-    ("status", "string", {"type": "blacklist", "values": ["BOGUS"], "case_sensitive": False,
-                          "severity": "P2"}, None),
+    ("status", "string", {"type": "blacklist", "values": ["BOGUS"], "case_sensitive": False, "severity": "P2"}, None),
     ("status", "string", {"type": "missing", "return": "pct", "max": 0.05}, None),
     ("status", "string", {"type": "missing", "filter": "qty > 2", "max": 1000}, None),
     ("status", "string", {"type": "min_length", "return": "count", "length_min": 1, "min": 300}, None),
@@ -119,8 +173,12 @@ CASES: list[tuple[str | None, str, dict[str, Any], float | None]] = [
     ("price", "number", {"type": "percentile", "percentile": 0.75}, None),
     # ---- email (patterns: format shortcut, explicit regex with a flag, implicit all-conform)
     ("email", "string", {"type": "pattern", "format": "email", "return": "pct", "min": 0.5}, None),
-    ("email", "string", {"type": "pattern", "pattern": "^[a-z0-9]+@example\\.(com|org)$",
-                         "flags": ["IGNORECASE"], "return": "count"}, None),
+    (
+        "email",
+        "string",
+        {"type": "pattern", "pattern": "^[a-z0-9]+@example\\.(com|org)$", "flags": ["IGNORECASE"], "return": "count"},
+        None,
+    ),
     ("email", "string", {"type": "pattern", "pattern": "@"}, None),
     ("email", "string", {"type": "pattern", "pattern": "^user", "filter": "qty > 2", "return": "pct"}, None),
     # ---- name (unicode: accents, CJK, emoji, spaces, empty strings)
@@ -171,8 +229,26 @@ def contract_dict() -> dict[str, Any]:
             table.append(check)
         else:
             columns.setdefault(column, []).append(check)
-    declared = ["rid", "id", "user", "region", "status", "qty", "amount", "price", "email", "name", "tags",
-                "props", "created_at", "local_ts", "ts_text", "day", "day_text", "event_hour"]
+    declared = [
+        "rid",
+        "id",
+        "user",
+        "region",
+        "status",
+        "qty",
+        "amount",
+        "price",
+        "email",
+        "name",
+        "tags",
+        "props",
+        "created_at",
+        "local_ts",
+        "ts_text",
+        "day",
+        "day_text",
+        "event_hour",
+    ]
     return {
         "name": "engine_conformance",
         "version": "1.0.0",
@@ -194,19 +270,45 @@ def evaluation(spark):
     df = to_df(spark, rows)
     contract = load_contract(contract_dict())
     result = evaluate(contract, df, REFERENCE_TEXT)
-    tagged = {row["rid"]: row["_dq_violations"]
-              for row in annotate(contract, df, result).select("rid", "_dq_violations").collect()}
+    tagged = {
+        row["rid"]: row["_dq_violations"]
+        for row in annotate(contract, df, result).select("rid", "_dq_violations").collect()
+    }
     by_name = {(r.column, r.check_name): r for r in result.checks}
     return rows, contract, result, by_name, tagged
 
 
 def test_every_check_type_and_return_mode_is_covered():
     assert {"num_rows", "duplicates", "freshness", "completeness"} == TABLE_TYPES_SEEN
-    assert {"cardinality", "min", "max", "mean", "sum", "count", "variance", "stddev",
-                                 "percentile", "missing", "duplicates", "whitelist", "blacklist", "pattern",
-                                 "min_length", "max_length", "avg_length"} == COLUMN_TYPES_SEEN
-    for kind in ("missing", "duplicates", "whitelist", "blacklist", "pattern",
-                 "min_length", "max_length", "avg_length"):
+    assert {
+        "cardinality",
+        "min",
+        "max",
+        "mean",
+        "sum",
+        "count",
+        "variance",
+        "stddev",
+        "percentile",
+        "missing",
+        "duplicates",
+        "whitelist",
+        "blacklist",
+        "pattern",
+        "min_length",
+        "max_length",
+        "avg_length",
+    } == COLUMN_TYPES_SEEN
+    for kind in (
+        "missing",
+        "duplicates",
+        "whitelist",
+        "blacklist",
+        "pattern",
+        "min_length",
+        "max_length",
+        "avg_length",
+    ):
         modes = {c[2].get("return") for c in NAMED if c[2]["type"] == kind and c[0] is not None}
         assert {"pct"} & modes and ({"count", None} & modes), (kind, modes)
 
@@ -291,10 +393,20 @@ def test_summary_is_strict_json_with_one_record_per_check(evaluation):
 def test_approximate_percentile_returns_a_value_of_the_column_near_the_rank(spark):
     values = [float(v) for v in range(1, 1001)]
     df = spark.createDataFrame([(v,) for v in values], "x double")
-    contract = load_contract({"name": "approx", "columns": [{"name": "x", "checks": [
-        {"name": "p90 approx", "type": "percentile", "percentile": 0.9, "approximate": True},
-        {"name": "p90 exact", "type": "percentile", "percentile": 0.9},
-    ]}]})
+    contract = load_contract(
+        {
+            "name": "approx",
+            "columns": [
+                {
+                    "name": "x",
+                    "checks": [
+                        {"name": "p90 approx", "type": "percentile", "percentile": 0.9, "approximate": True},
+                        {"name": "p90 exact", "type": "percentile", "percentile": 0.9},
+                    ],
+                }
+            ],
+        }
+    )
     result = evaluate(contract, df)
     approx, exact = [r for r in result.checks if r.check_type == "percentile"]  # (x/schema first)
     assert exact.metric_value == pytest.approx(900.1)  # 1 + 0.9 * 999

@@ -26,8 +26,14 @@ RUN_FILTER = "rid >= 50"
 
 def _cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    return subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +54,21 @@ def test_run_json_out_matches_plain_python_for_every_check(spark, tmp_path, cont
     assert {r["day"] for r in kept} - {None} == set(PRESENT_DAYS)
     out = tmp_path / "summary.json"
 
-    proc = _cli(str(contract_file), "--input", str(data), "--input-format", "parquet", "--filter", RUN_FILTER,
-                "--reference-time", REFERENCE_TEXT, "--json-out", str(out), "--master", "local[2]")
+    proc = _cli(
+        str(contract_file),
+        "--input",
+        str(data),
+        "--input-format",
+        "parquet",
+        "--filter",
+        RUN_FILTER,
+        "--reference-time",
+        REFERENCE_TEXT,
+        "--json-out",
+        str(out),
+        "--master",
+        "local[2]",
+    )
 
     summary = json.loads(out.read_text(encoding="utf-8"), parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
     assert proc.returncode == (3 if summary["decision"] == "gate" else 0), proc.stderr
@@ -75,8 +94,11 @@ def test_run_json_out_matches_plain_python_for_every_check(spark, tmp_path, cont
     # Progress per phase on stderr; Spark's own log kept out of the way (it goes to a file).
     for phase in ("read:", "plan:", "scan:", "grouped pass", "evaluate:"):
         assert f"[dq-contracts] {phase}" in proc.stderr, proc.stderr
-    noise = [line for line in proc.stderr.splitlines()
-             if any(word in line for word in ("WARN", "log4j", "ivy", "INFO", "Exception"))]
+    noise = [
+        line
+        for line in proc.stderr.splitlines()
+        if any(word in line for word in ("WARN", "log4j", "ivy", "INFO", "Exception"))
+    ]
     assert not noise, noise
     assert f"decision {summary['decision']}" in proc.stdout
 

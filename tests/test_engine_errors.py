@@ -26,8 +26,10 @@ LONG = "a" * 1_000_000
 BIG = 2**62
 HUGE = Decimal("9" * 38)  # the largest decimal(38,0): four of them overflow the sum
 
-EDGE_DDL = ("rid long, s string, nothing double, f double, g double, h double, big long, dec decimal(38,0), "
-            "flag boolean, m map<string,int>, one int, ts_bad string")
+EDGE_DDL = (
+    "rid long, s string, nothing double, f double, g double, h double, big long, dec decimal(38,0), "
+    "flag boolean, m map<string,int>, one int, ts_bad string"
+)
 EDGE_ROWS = [
     (0, LONG, None, 1.0, 1.0, -1.0, BIG, HUGE, True, {"a": 1}, 7, "yesterday"),
     (1, "abc", None, float("nan"), float("inf"), float("-inf"), BIG, HUGE, False, {}, None, "not a time"),
@@ -47,46 +49,62 @@ EDGE_CONTRACT = {
         {"name": "fresh bad text", "type": "freshness", "timestamp_column": "ts_bad", "max_age_hours": 1},
         {"name": "fresh long", "type": "freshness", "timestamp_column": "rid", "max_age_hours": 1},
         {"name": "dups over map", "type": "duplicates", "columns": ["rid", "m"]},
-        {"name": "gaps of a missing column", "type": "completeness", "partition_column": "nope",
-         "granularity": "daily"},
+        {
+            "name": "gaps of a missing column",
+            "type": "completeness",
+            "partition_column": "nope",
+            "granularity": "daily",
+        },
     ],
     "columns": [
         _col("nope", {"name": "count missing column", "type": "count"}),
         _col("ts_bad"),
-        _col("s",
-             {"name": "mean of text", "type": "mean"},
-             {"name": "min of text", "type": "min", "min": 0},
-             {"name": "longest", "type": "max_length", "max": 10},
-             {"name": "only letters", "type": "pattern", "pattern": "^[a-z]+$", "return": "count"},
-             {"name": "python named group", "type": "pattern", "pattern": "(?P<word>[a-z]+)"},
-             {"name": "bad filter", "type": "count", "filter": "rid >>> 1"},
-             {"name": "numeric filter", "type": "count", "filter": "rid + 1"},
-             {"name": "count in empty scope", "type": "count", "filter": "rid < 0"},
-             {"name": "pct in empty scope", "type": "missing", "return": "pct", "filter": "rid < 0"}),
-        _col("nothing",
-             {"name": "mean of nulls", "type": "mean"},
-             {"name": "all missing", "type": "missing", "return": "pct", "equals": 1, "tolerance": 0},
-             {"name": "whitelist of nulls", "type": "whitelist", "values": [1.5]},
-             {"name": "cardinality of nulls", "type": "cardinality", "equals": 0, "tolerance": 0}),
-        _col("f",
-             {"name": "mean with nan", "type": "mean"},
-             {"name": "max with nan", "type": "max"},
-             {"name": "min with nan", "type": "min", "min": -5}),
-        _col("g",
-             {"name": "sum to +inf, bounded", "type": "sum", "max": 10},
-             {"name": "sum to +inf, open", "type": "sum", "min": 0}),
+        _col(
+            "s",
+            {"name": "mean of text", "type": "mean"},
+            {"name": "min of text", "type": "min", "min": 0},
+            {"name": "longest", "type": "max_length", "max": 10},
+            {"name": "only letters", "type": "pattern", "pattern": "^[a-z]+$", "return": "count"},
+            {"name": "python named group", "type": "pattern", "pattern": "(?P<word>[a-z]+)"},
+            {"name": "bad filter", "type": "count", "filter": "rid >>> 1"},
+            {"name": "numeric filter", "type": "count", "filter": "rid + 1"},
+            {"name": "count in empty scope", "type": "count", "filter": "rid < 0"},
+            {"name": "pct in empty scope", "type": "missing", "return": "pct", "filter": "rid < 0"},
+        ),
+        _col(
+            "nothing",
+            {"name": "mean of nulls", "type": "mean"},
+            {"name": "all missing", "type": "missing", "return": "pct", "equals": 1, "tolerance": 0},
+            {"name": "whitelist of nulls", "type": "whitelist", "values": [1.5]},
+            {"name": "cardinality of nulls", "type": "cardinality", "equals": 0, "tolerance": 0},
+        ),
+        _col(
+            "f",
+            {"name": "mean with nan", "type": "mean"},
+            {"name": "max with nan", "type": "max"},
+            {"name": "min with nan", "type": "min", "min": -5},
+        ),
+        _col(
+            "g",
+            {"name": "sum to +inf, bounded", "type": "sum", "max": 10},
+            {"name": "sum to +inf, open", "type": "sum", "min": 0},
+        ),
         _col("h", {"name": "min is -inf", "type": "min", "min": 0}),
         _col("big", {"name": "sum beyond 2^63", "type": "sum"}),
         _col("dec", {"name": "decimal overflow", "type": "sum"}),
         _col("flag", {"name": "percentile of booleans", "type": "percentile", "percentile": 0.5}),
-        _col("m",
-             {"name": "map duplicates", "type": "duplicates"},
-             {"name": "map entries", "type": "max_length", "max": 1}),
+        _col(
+            "m",
+            {"name": "map duplicates", "type": "duplicates"},
+            {"name": "map entries", "type": "max_length", "max": 1},
+        ),
         _col("one", {"name": "variance of one value", "type": "variance"}),
-        _col("rid",
-             {"name": "length of a number", "type": "max_length"},
-             {"name": "text values on a number", "type": "whitelist", "values": [1, "abc"]},
-             {"name": "row count", "type": "count", "equals": 4, "tolerance": 0}),
+        _col(
+            "rid",
+            {"name": "length of a number", "type": "max_length"},
+            {"name": "text values on a number", "type": "whitelist", "values": [1, "abc"]},
+            {"name": "row count", "type": "count", "equals": 4, "tolerance": 0},
+        ),
     ],
 }
 
@@ -165,37 +183,55 @@ def test_results_are_strict_json_even_with_infinities(edge_result):
 
 def test_empty_table(spark):
     df = spark.createDataFrame([], "k long, s string, x double, t timestamp, d date")
-    contract = load_contract({
-        "name": "empty",
-        "checks": [
-            {"name": "no rows ok", "type": "num_rows", "min": 0},
-            {"name": "rows needed", "type": "num_rows", "min": 1},
-            {"name": "table dups", "type": "duplicates", "columns": ["k"]},
-            {"name": "table dups pct", "type": "duplicates", "columns": ["k"], "return": "pct"},
-            {"name": "fresh", "type": "freshness", "timestamp_column": "t", "max_age_hours": 1},
-            {"name": "gaps", "type": "completeness", "partition_column": "d", "granularity": "daily",
-             "lookback_days": 2},
-        ],
-        "columns": [
-            _col("k", {"name": "dups", "type": "duplicates", "max": 0}, {"name": "card", "type": "cardinality"},
-                 {"name": "count", "type": "count"}, {"name": "mean", "type": "mean"}, {"name": "sum", "type": "sum"},
-                 {"name": "min", "type": "min"}, {"name": "p50", "type": "percentile", "percentile": 0.5},
-                 {"name": "var", "type": "variance"}),
-            _col("s", {"name": "nulls", "type": "missing"}, {"name": "nulls pct", "type": "missing", "return": "pct"},
-                 {"name": "allowed", "type": "whitelist", "values": ["a"]},
-                 {"name": "allowed pct", "type": "whitelist", "values": ["a"], "return": "pct"},
-                 {"name": "avg len", "type": "avg_length"}),
-            _col("t"), _col("d"),
-        ],
-    })
+    contract = load_contract(
+        {
+            "name": "empty",
+            "checks": [
+                {"name": "no rows ok", "type": "num_rows", "min": 0},
+                {"name": "rows needed", "type": "num_rows", "min": 1},
+                {"name": "table dups", "type": "duplicates", "columns": ["k"]},
+                {"name": "table dups pct", "type": "duplicates", "columns": ["k"], "return": "pct"},
+                {"name": "fresh", "type": "freshness", "timestamp_column": "t", "max_age_hours": 1},
+                {
+                    "name": "gaps",
+                    "type": "completeness",
+                    "partition_column": "d",
+                    "granularity": "daily",
+                    "lookback_days": 2,
+                },
+            ],
+            "columns": [
+                _col(
+                    "k",
+                    {"name": "dups", "type": "duplicates", "max": 0},
+                    {"name": "card", "type": "cardinality"},
+                    {"name": "count", "type": "count"},
+                    {"name": "mean", "type": "mean"},
+                    {"name": "sum", "type": "sum"},
+                    {"name": "min", "type": "min"},
+                    {"name": "p50", "type": "percentile", "percentile": 0.5},
+                    {"name": "var", "type": "variance"},
+                ),
+                _col(
+                    "s",
+                    {"name": "nulls", "type": "missing"},
+                    {"name": "nulls pct", "type": "missing", "return": "pct"},
+                    {"name": "allowed", "type": "whitelist", "values": ["a"]},
+                    {"name": "allowed pct", "type": "whitelist", "values": ["a"], "return": "pct"},
+                    {"name": "avg len", "type": "avg_length"},
+                ),
+                _col("t"),
+                _col("d"),
+            ],
+        }
+    )
     result = evaluate(contract, df, "2024-01-10T12:00:00Z")
     by_name = {r.check_name: r for r in result.checks}
     zero = ("no rows ok", "table dups", "dups", "card", "count", "nulls", "allowed")
     for name in zero:
         assert (by_name[name].status, by_name[name].metric_value) == ("passed", 0.0), name
     assert by_name["rows needed"].status == "failed"
-    for name in ("table dups pct", "nulls pct", "allowed pct", "fresh", "mean", "sum", "min", "p50", "var",
-                 "avg len"):
+    for name in ("table dups pct", "nulls pct", "allowed pct", "fresh", "mean", "sum", "min", "p50", "var", "avg len"):
         assert by_name[name].status == "error", name
         assert by_name[name].metric_value is None and by_name[name].message
     # daily, lookback 2, reference 01-10 12:00 → 01-08, 01-09, 01-10 expected; nothing arrived → 3 gaps
@@ -205,8 +241,13 @@ def test_empty_table(spark):
 
 def test_run_level_filter_restricts_the_data_and_is_recorded(spark):
     df = spark.createDataFrame([(i, i % 3) for i in range(30)], "k long, g int")
-    contract = load_contract({"name": "scoped", "checks": [{"name": "rows", "type": "num_rows"}],
-                              "columns": [_col("k", {"name": "top", "type": "max"})]})
+    contract = load_contract(
+        {
+            "name": "scoped",
+            "checks": [{"name": "rows", "type": "num_rows"}],
+            "columns": [_col("k", {"name": "top", "type": "max"})],
+        }
+    )
     result = evaluate(contract, df, filter="g = 1")
     rows, top = [r for r in result.checks if r.check_type != "schema"]
     assert (rows.metric_value, top.metric_value) == (10.0, 28.0)  # k = 1, 4, …, 28
@@ -222,22 +263,34 @@ def test_time_is_utc_whatever_the_session_time_zone(spark):
     """Naive timestamps (timestamp_ntz, zone-less text) are UTC; aware ones keep their instant."""
     reference = "2024-03-10T12:00:00Z"
     rows = [
-        (dt.datetime(2024, 3, 10, 10, 0),                    # ntz 10:00 = 10:00Z → 2 h
-         dt.datetime(2024, 3, 10, 14, 0, tzinfo=dt.timezone(dt.timedelta(hours=5))),  # 09:00Z → 3 h
-         "2024-03-10 08:00:00",                               # naive text = 08:00Z → 4 h
-         "2024-03-10T12:30:00+05:00",                         # 07:30Z
-         dt.date(2024, 3, 9)),                                # 2024-03-09T00:00Z → 36 h
+        (
+            dt.datetime(2024, 3, 10, 10, 0),  # ntz 10:00 = 10:00Z → 2 h
+            dt.datetime(2024, 3, 10, 14, 0, tzinfo=dt.timezone(dt.timedelta(hours=5))),  # 09:00Z → 3 h
+            "2024-03-10 08:00:00",  # naive text = 08:00Z → 4 h
+            "2024-03-10T12:30:00+05:00",  # 07:30Z
+            dt.date(2024, 3, 9),
+        ),  # 2024-03-09T00:00Z → 36 h
     ]
-    df = spark.createDataFrame(rows, "ntz timestamp_ntz, aware timestamp, naive_text string, "
-                                     "zoned_text string, d date")
-    contract = load_contract({"name": "zones", "checks": [
-        {"name": "ntz", "type": "freshness", "timestamp_column": "ntz", "max_age_hours": 24},
-        {"name": "aware", "type": "freshness", "timestamp_column": "aware", "max_age_hours": 24},
-        {"name": "naive text", "type": "freshness", "timestamp_column": "naive_text", "max_age_hours": 24},
-        {"name": "zoned text", "type": "freshness", "timestamp_column": "zoned_text", "max_age_hours": 24},
-        {"name": "date", "type": "freshness", "timestamp_column": "d", "max_age_hours": 24},
-    ], "columns": [_col("ntz", {"name": "ntz max", "type": "max"}), _col("d", {"name": "d min", "type": "min"}),
-                   _col("aware"), _col("naive_text"), _col("zoned_text")]})
+    df = spark.createDataFrame(rows, "ntz timestamp_ntz, aware timestamp, naive_text string, zoned_text string, d date")
+    contract = load_contract(
+        {
+            "name": "zones",
+            "checks": [
+                {"name": "ntz", "type": "freshness", "timestamp_column": "ntz", "max_age_hours": 24},
+                {"name": "aware", "type": "freshness", "timestamp_column": "aware", "max_age_hours": 24},
+                {"name": "naive text", "type": "freshness", "timestamp_column": "naive_text", "max_age_hours": 24},
+                {"name": "zoned text", "type": "freshness", "timestamp_column": "zoned_text", "max_age_hours": 24},
+                {"name": "date", "type": "freshness", "timestamp_column": "d", "max_age_hours": 24},
+            ],
+            "columns": [
+                _col("ntz", {"name": "ntz max", "type": "max"}),
+                _col("d", {"name": "d min", "type": "min"}),
+                _col("aware"),
+                _col("naive_text"),
+                _col("zoned_text"),
+            ],
+        }
+    )
     previous = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "America/New_York")
     try:
@@ -259,9 +312,19 @@ def test_scan_fallback_keeps_the_other_metrics(spark):
     """A filter that only fails while running (ANSI cast) breaks the shared scan: the evaluator
     re-runs metric by metric and errors just that check."""
     df = spark.createDataFrame([("1",), ("x",), (None,)], "s string")
-    contract = load_contract({"name": "fallback", "columns": [_col(
-        "s", {"name": "casting filter", "type": "count", "filter": "cast(s as int) > 0"},
-        {"name": "nulls", "type": "missing"}, {"name": "count", "type": "count"})]})
+    contract = load_contract(
+        {
+            "name": "fallback",
+            "columns": [
+                _col(
+                    "s",
+                    {"name": "casting filter", "type": "count", "filter": "cast(s as int) > 0"},
+                    {"name": "nulls", "type": "missing"},
+                    {"name": "count", "type": "count"},
+                )
+            ],
+        }
+    )
     evaluator = Evaluator(contract, df)
     result = evaluator.run()
     by_name = {r.check_name: r for r in result.checks}

@@ -17,8 +17,14 @@ def _modules_after(statement: str) -> set[str]:
     return set(out.stdout.split())
 
 
-@pytest.mark.parametrize("module", ["airflow_dq_contracts.engine.metrics", "airflow_dq_contracts.engine.evaluator",
-                                    "airflow_dq_contracts.engine.runner"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "airflow_dq_contracts.engine.metrics",
+        "airflow_dq_contracts.engine.evaluator",
+        "airflow_dq_contracts.engine.runner",
+    ],
+)
 def test_engine_modules_import_no_airflow(module):
     mods = _modules_after(f"import {module}")
     assert not any(m == "airflow" or m.startswith("airflow.") for m in mods)
@@ -26,7 +32,9 @@ def test_engine_modules_import_no_airflow(module):
 
 
 def test_engine_package_is_lazy():
-    assert not any(m == "pyspark" or m.startswith("pyspark.") for m in _modules_after("import airflow_dq_contracts.engine"))
+    assert not any(
+        m == "pyspark" or m.startswith("pyspark.") for m in _modules_after("import airflow_dq_contracts.engine")
+    )
     assert "pyspark" in _modules_after("from airflow_dq_contracts.engine import evaluate")
 
 

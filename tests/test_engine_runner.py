@@ -22,19 +22,27 @@ CONTRACT = {
     "checks": [{"name": "rows", "type": "num_rows", "min": 1}],
     "columns": [
         {"name": "order_id", "checks": [{"name": "unique", "type": "duplicates", "max": 0, "severity": "P1"}]},
-        {"name": "status", "checks": [
-            {"name": "known", "type": "whitelist", "values": ["new", "paid"], "severity": "P1"},
-            {"name": "informative", "type": "missing", "max": 0, "severity": "P2"},  # flag: stays valid
-        ]},
+        {
+            "name": "status",
+            "checks": [
+                {"name": "known", "type": "whitelist", "values": ["new", "paid"], "severity": "P1"},
+                {"name": "informative", "type": "missing", "max": 0, "severity": "P2"},  # flag: stays valid
+            ],
+        },
         {"name": "amount", "checks": [{"name": "positive", "type": "min", "min": 0, "severity": "P1"}]},
         {"name": "day"},
     ],
 }
 
 ROWS = [  # order_id, status, amount, day
-    (1, "new", 10.0, "2024-05-01"), (2, "paid", 5.0, "2024-05-01"), (2, "paid", 7.0, "2024-05-01"),
-    (3, "lost", 1.0, "2024-05-01"), (4, None, -2.0, "2024-05-01"), (5, "new", 3.0, "2024-05-01"),
-    (6, "bogus", -1.0, "2024-05-02"), (7, "new", 1.0, "2024-05-02"),  # outside the run filter
+    (1, "new", 10.0, "2024-05-01"),
+    (2, "paid", 5.0, "2024-05-01"),
+    (2, "paid", 7.0, "2024-05-01"),
+    (3, "lost", 1.0, "2024-05-01"),
+    (4, None, -2.0, "2024-05-01"),
+    (5, "new", 3.0, "2024-05-01"),
+    (6, "bogus", -1.0, "2024-05-02"),
+    (7, "new", 1.0, "2024-05-02"),  # outside the run filter
 ]
 
 
@@ -62,17 +70,30 @@ def _quarantines(broken: set[str]) -> bool:
 
 def test_run_contract_writes_conserving_rows_and_replaces_on_rerun(spark, tmp_path):
     source = str(tmp_path / "orders")
-    spark.createDataFrame(ROWS, "order_id long, status string, amount double, day string") \
-        .write.format("delta").partitionBy("day").save(source)
-    targets = {"results_table": str(tmp_path / "results"), "quarantine_table": str(tmp_path / "quarantine"),
-               "valid_table": str(tmp_path / "valid")}
+    spark.createDataFrame(ROWS, "order_id long, status string, amount double, day string").write.format(
+        "delta"
+    ).partitionBy("day").save(source)
+    targets = {
+        "results_table": str(tmp_path / "results"),
+        "quarantine_table": str(tmp_path / "quarantine"),
+        "valid_table": str(tmp_path / "valid"),
+    }
     contract = load_contract(CONTRACT)
     lines: list[str] = []
     scope = [r for r in ROWS if r[3] == "2024-05-01"]
 
     for _attempt in range(2):  # the same run id twice: the second replaces the first
-        result = run_contract(spark, contract, input_path=source, input_format="delta", filter="day = '2024-05-01'",
-                              reference_time="2024-05-02T00:00:00Z", run_id="run-1", progress=lines.append, **targets)
+        result = run_contract(
+            spark,
+            contract,
+            input_path=source,
+            input_format="delta",
+            filter="day = '2024-05-01'",
+            reference_time="2024-05-02T00:00:00Z",
+            run_id="run-1",
+            progress=lines.append,
+            **targets,
+        )
         assert result.row_count == len(scope)
         assert result.quarantine_rows + result.valid_rows == len(scope)
 
@@ -93,7 +114,8 @@ def test_run_contract_writes_conserving_rows_and_replaces_on_rerun(spark, tmp_pa
     want = {k: sorted(sorted(b) for b in v if _quarantines(b)) for k, v in expected.items()}
     assert {k: sorted(map(sorted, v)) for k, v in got.items()} == {k: v for k, v in want.items() if v}
     assert sorted(r["order_id"] for r in valid.collect()) == sorted(
-        k for k, v in expected.items() for b in v if not _quarantines(b))
+        k for k, v in expected.items() for b in v if not _quarantines(b)
+    )
 
     records = sinks.read_results(spark, targets["results_table"], run_id="run-1")
     assert sorted(r.check_id for r in records) == sorted(c.check_id for c in contract.evaluated_checks())

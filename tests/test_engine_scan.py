@@ -26,34 +26,53 @@ def _contract() -> dict[str, Any]:
             {"name": "rows", "type": "num_rows", "min": 1},
             {"name": "rows eu", "type": "num_rows", "min": 1, "filter": "region = 'eu'"},
             {"name": "pair dups", "type": "duplicates", "columns": ["region", "status"]},
-            {"name": "pair dups reversed", "type": "duplicates", "columns": ["status", "region"],
-             "return": "pct", "filter": "amount > 0"},
+            {
+                "name": "pair dups reversed",
+                "type": "duplicates",
+                "columns": ["status", "region"],
+                "return": "pct",
+                "filter": "amount > 0",
+            },
             {"name": "fresh", "type": "freshness", "timestamp_column": "ts", "max_age_hours": 1e9},
             {"name": "gaps", "type": "completeness", "partition_column": "day", "granularity": "daily"},
         ],
         "columns": [
-            {"name": "id", "checks": [
-                {"name": "unique", "type": "duplicates", "max": 0},
-                {"name": "unique eu", "type": "duplicates", "filter": "region = 'eu'"},
-                {"name": "distinct", "type": "cardinality"},
-                {"name": "distinct positive", "type": "cardinality", "filter": "amount > 0"},
-                {"name": "n", "type": "count"},
-            ]},
-            {"name": "status", "checks": [
-                {"name": "distinct statuses", "type": "cardinality"},
-                {"name": "known", "type": "whitelist", "values": ["a", "b"]},
-                {"name": "no x", "type": "blacklist", "values": ["x"], "return": "pct"},
-                {"name": "shape", "type": "pattern", "pattern": "^[a-z]$"},
-                {"name": "short", "type": "max_length", "max": 3},
-                {"name": "nulls", "type": "missing", "return": "pct"},
-            ]},
-            {"name": "amount", "checks": [
-                {"name": "mean", "type": "mean"}, {"name": "sum", "type": "sum"},
-                {"name": "var", "type": "variance"}, {"name": "sd", "type": "stddev"},
-                {"name": "p95", "type": "percentile", "percentile": 0.95},
-                {"name": "lo", "type": "min"}, {"name": "hi", "type": "max", "filter": "region = 'eu'"},
-            ]},
-            {"name": "region"}, {"name": "ts"}, {"name": "day"},
+            {
+                "name": "id",
+                "checks": [
+                    {"name": "unique", "type": "duplicates", "max": 0},
+                    {"name": "unique eu", "type": "duplicates", "filter": "region = 'eu'"},
+                    {"name": "distinct", "type": "cardinality"},
+                    {"name": "distinct positive", "type": "cardinality", "filter": "amount > 0"},
+                    {"name": "n", "type": "count"},
+                ],
+            },
+            {
+                "name": "status",
+                "checks": [
+                    {"name": "distinct statuses", "type": "cardinality"},
+                    {"name": "known", "type": "whitelist", "values": ["a", "b"]},
+                    {"name": "no x", "type": "blacklist", "values": ["x"], "return": "pct"},
+                    {"name": "shape", "type": "pattern", "pattern": "^[a-z]$"},
+                    {"name": "short", "type": "max_length", "max": 3},
+                    {"name": "nulls", "type": "missing", "return": "pct"},
+                ],
+            },
+            {
+                "name": "amount",
+                "checks": [
+                    {"name": "mean", "type": "mean"},
+                    {"name": "sum", "type": "sum"},
+                    {"name": "var", "type": "variance"},
+                    {"name": "sd", "type": "stddev"},
+                    {"name": "p95", "type": "percentile", "percentile": 0.95},
+                    {"name": "lo", "type": "min"},
+                    {"name": "hi", "type": "max", "filter": "region = 'eu'"},
+                ],
+            },
+            {"name": "region"},
+            {"name": "ts"},
+            {"name": "day"},
         ],
     }
 
@@ -61,17 +80,22 @@ def _contract() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def parquet_df(spark, tmp_path_factory):
     path = str(tmp_path_factory.mktemp("one_scan") / "data.parquet")
-    (spark.range(5000)
-     .select((F.col("id") % 4000).alias("id"),
-             F.element_at(F.array(*[F.lit(v) for v in ("eu", "us", "apac")]), (F.col("id") % 3 + 1).cast("int"))
-             .alias("region"),
-             F.when(F.col("id") % 11 == 0, None)
-             .otherwise(F.element_at(F.array(*[F.lit(v) for v in "abcx"]), (F.col("id") % 4 + 1).cast("int")))
-             .alias("status"),
-             ((F.col("id") % 97) - 20).cast("double").alias("amount"),
-             F.timestamp_seconds(F.lit(1_700_000_000) + F.col("id") * 60).alias("ts"),
-             F.date_add(F.lit("2024-01-01").cast("date"), (F.col("id") % 20).cast("int")).alias("day"))
-     .write.parquet(path))
+    (
+        spark.range(5000)
+        .select(
+            (F.col("id") % 4000).alias("id"),
+            F.element_at(F.array(*[F.lit(v) for v in ("eu", "us", "apac")]), (F.col("id") % 3 + 1).cast("int")).alias(
+                "region"
+            ),
+            F.when(F.col("id") % 11 == 0, None)
+            .otherwise(F.element_at(F.array(*[F.lit(v) for v in "abcx"]), (F.col("id") % 4 + 1).cast("int")))
+            .alias("status"),
+            ((F.col("id") % 97) - 20).cast("double").alias("amount"),
+            F.timestamp_seconds(F.lit(1_700_000_000) + F.col("id") * 60).alias("ts"),
+            F.date_add(F.lit("2024-01-01").cast("date"), (F.col("id") % 20).cast("int")).alias("day"),
+        )
+        .write.parquet(path)
+    )
     return spark.read.parquet(path)
 
 

@@ -26,10 +26,22 @@ pytestmark = pytest.mark.spark
 EXAMPLES = sorted((Path(__file__).resolve().parent / "spec_examples").glob("*.yaml"))
 ROWS = 60
 # Spark DDL type of each declared kind (an untyped column holds numbers).
-DDL = {"string": "string", "long": "bigint", "int": "int", "short": "smallint", "byte": "tinyint",
-       "double": "double", "float": "float", "decimal": "decimal(12,2)", "boolean": "boolean",
-       "timestamp": "timestamp", "date": "date", "list": "array<string>", "map": "map<string,string>",
-       None: "double"}
+DDL = {
+    "string": "string",
+    "long": "bigint",
+    "int": "int",
+    "short": "smallint",
+    "byte": "tinyint",
+    "double": "double",
+    "float": "float",
+    "decimal": "decimal(12,2)",
+    "boolean": "boolean",
+    "timestamp": "timestamp",
+    "date": "date",
+    "list": "array<string>",
+    "map": "map<string,string>",
+    None: "double",
+}
 
 
 def _kind(raw: Any) -> str | None:

@@ -13,15 +13,39 @@ CONTRACTS = Path(__file__).resolve().parent.parent / "dags_examples" / "contract
 # The 4 table-level and 17 column-level check types of the spec (000_*.txt, "Checks Summary"),
 # written out here rather than read from the registry.
 TABLE_TYPES = {"num_rows", "duplicates", "freshness", "completeness"}
-COLUMN_TYPES = {"cardinality", "min", "max", "mean", "sum", "count", "variance", "stddev", "percentile",
-                "missing", "duplicates", "whitelist", "blacklist", "pattern", "min_length", "max_length",
-                "avg_length"}
+COLUMN_TYPES = {
+    "cardinality",
+    "min",
+    "max",
+    "mean",
+    "sum",
+    "count",
+    "variance",
+    "stddev",
+    "percentile",
+    "missing",
+    "duplicates",
+    "whitelist",
+    "blacklist",
+    "pattern",
+    "min_length",
+    "max_length",
+    "avg_length",
+}
 ALL_TYPES = {("table", t) for t in TABLE_TYPES} | {("column", t) for t in COLUMN_TYPES}
 
 # The generated dataset of the example DAG (issue 2): name → Spark type.
-ORDERS_COLUMNS = [("order_id", "long"), ("customer_id", "long"), ("status", "string"), ("amount", "double"),
-                  ("currency", "string"), ("email", "string"), ("created_at", "timestamp"),
-                  ("order_date", "date"), ("tags", "list<string>")]
+ORDERS_COLUMNS = [
+    ("order_id", "long"),
+    ("customer_id", "long"),
+    ("status", "string"),
+    ("amount", "double"),
+    ("currency", "string"),
+    ("email", "string"),
+    ("created_at", "timestamp"),
+    ("order_date", "date"),
+    ("tags", "list<string>"),
+]
 
 
 def _files() -> list[Path]:
@@ -65,7 +89,11 @@ def test_orders_matches_the_generated_dataset_columns() -> None:
 def test_orders_carries_the_004_metadata() -> None:
     contract = load_contract(CONTRACTS / "orders.yaml")
     assert (contract.name, contract.version, contract.owner, contract.domain) == (
-        "orders", "2.1.0", "checkout-team", "commerce")
+        "orders",
+        "2.1.0",
+        "checkout-team",
+        "commerce",
+    )
     assert contract.description and contract.consumers and contract.tags
     sla = contract.sla
     assert (sla.freshness_hours, sla.availability_target, sla.max_latency_minutes) == (4.0, 0.999, 30.0)

@@ -26,8 +26,14 @@ DELTA_JAR = "{}_{}-{}.jar".format(*DELTA.split(":"))
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "airflow_dq_contracts.cli.main", "jars", *args], cwd=ROOT,
-                          env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "airflow_dq_contracts.cli.main", "jars", *args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def _fake_complete(folder: Path, names: list[str]) -> list[Path]:
@@ -42,14 +48,16 @@ def _fake_complete(folder: Path, names: list[str]) -> list[Path]:
 def unreachable_settings(tmp_path) -> Path:
     """Ivy settings whose only repository is a closed port on loopback: resolution cannot succeed."""
     path = tmp_path / "ivysettings.xml"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         <ivysettings>
           <settings defaultResolver="offline-test"/>
           <resolvers>
             <ibiblio name="offline-test" m2compatible="true" root="http://127.0.0.1:9/maven2/"/>
           </resolvers>
         </ivysettings>
-    """))
+    """)
+    )
     return path
 
 
@@ -70,14 +78,22 @@ def test_four_processes_resolve_once_into_one_complete_folder(tmp_path):
         import json, sys, time
         from pathlib import Path
         from airflow_dq_contracts.runtime import jars
-        go = Path({str(tmp_path / 'go')!r})
+        go = Path({str(tmp_path / "go")!r})
         while not go.exists():
             time.sleep(0.01)
-        found = jars.resolve([{DELTA!r}], {str(tmp_path / 'jars')!r})
+        found = jars.resolve([{DELTA!r}], {str(tmp_path / "jars")!r})
         print(json.dumps([str(p) for p in found]))
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        for _ in range(4)
+    ]
     (tmp_path / "go").touch()
     answers = []
     for proc in procs:
@@ -107,8 +123,12 @@ def test_a_half_written_folder_is_never_used(tmp_path):
 
 def test_an_unreachable_repository_fails_once_with_the_offline_route(tmp_path, unreachable_settings):
     with pytest.raises(jars.JarResolutionError) as caught:
-        jars.resolve(["org.example:not-cached:0.0.1"], tmp_path / "jars", ivy_home=tmp_path / "ivy",
-                     ivy_settings=unreachable_settings)
+        jars.resolve(
+            ["org.example:not-cached:0.0.1"],
+            tmp_path / "jars",
+            ivy_home=tmp_path / "ivy",
+            ivy_settings=unreachable_settings,
+        )
     message = str(caught.value)
     assert "could not resolve org.example:not-cached:0.0.1" in message
     assert "dq-contracts jars fetch" in message and "DQ_CONTRACTS_DELTA_JARS" in message

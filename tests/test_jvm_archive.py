@@ -43,9 +43,9 @@ def test_off_and_missing_give_no_option(monkeypatch, tmp_path):
     assert jvm_archive.planned_archive() is None and jvm_archive.java_option() is None
     assert jvm_archive.with_archive({"a": "b"}) == {"a": "b"}
     monkeypatch.setenv(jvm_archive.ARCHIVE_ENV, str(tmp_path / "absent.jsa"))
-    assert jvm_archive.java_option() is None          # never built: drivers start as before
+    assert jvm_archive.java_option() is None  # never built: drivers start as before
     (tmp_path / "absent.jsa").write_bytes(b"")
-    assert jvm_archive.java_option() is None          # an empty file is not an archive
+    assert jvm_archive.java_option() is None  # an empty file is not an archive
 
 
 def test_the_default_archive_is_keyed_to_java_spark_and_the_delta_jars(monkeypatch, tmp_path):
@@ -56,8 +56,9 @@ def test_the_default_archive_is_keyed_to_java_spark_and_the_delta_jars(monkeypat
     assert planned is not None and planned.parent == tmp_path / "jvm-archive"
     assert planned.name.startswith("dq-contracts-") and planned.suffix == ".jsa"
     # Other Delta jars (a Delta upgrade) → another archive, never a stale one.
-    assert jvm_archive.archive_key(["/x/delta-spark_4.1_2.13-4.4.0.jar"]) != \
-        jvm_archive.archive_key(["/x/delta-spark_4.1_2.13-4.5.0.jar"])
+    assert jvm_archive.archive_key(["/x/delta-spark_4.1_2.13-4.4.0.jar"]) != jvm_archive.archive_key(
+        ["/x/delta-spark_4.1_2.13-4.5.0.jar"]
+    )
     # Another Spark (SPARK_HOME of an existing install) → another archive.
     spark_home = tmp_path / "spark"
     (spark_home / "jars").mkdir(parents=True)
@@ -79,10 +80,12 @@ def test_the_hook_maps_the_archive_for_a_driver_on_this_machine(monkeypatch, fak
 
 
 def test_the_hook_leaves_a_driver_on_the_cluster_alone(monkeypatch, fake_archive):
-    monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN", json.dumps({"conn_type": "spark", "host": "yarn",
-                                                              "extra": {"deploy-mode": "cluster"}}))
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SPARK_YARN",
+        json.dumps({"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}),
+    )
     joined = " ".join(_hook(conn_id="spark_yarn")._build_spark_submit_command("app.py"))
-    assert "SharedArchiveFile" not in joined   # the driver's JVM starts on a cluster node
+    assert "SharedArchiveFile" not in joined  # the driver's JVM starts on a cluster node
 
 
 @pytest.mark.spark
@@ -97,15 +100,30 @@ def test_a_driver_maps_spark_classes_from_the_machine_archive(tmp_path):
         finally:
             del os.environ[jvm_archive.ARCHIVE_ENV]
     script = tmp_path / "job.py"
-    script.write_text("from pyspark.sql import SparkSession\n"
-                      "spark = SparkSession.builder.getOrCreate()\n"
-                      "print('COUNT', spark.range(5).count(), flush=True)\n")
+    script.write_text(
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        "print('COUNT', spark.range(5).count(), flush=True)\n"
+    )
     loaded = tmp_path / "classes.log"
     options = f"-XX:SharedArchiveFile={archive} -Xshare:on -Xlog:class+load=info:file={loaded}"
     env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    proc = subprocess.run(["spark-submit", "--master", "local[1]", "--conf", f"{KEY}={options}",
-                           "--conf", "spark.ui.enabled=false", str(script)],
-                          env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            "spark-submit",
+            "--master",
+            "local[1]",
+            "--conf",
+            f"{KEY}={options}",
+            "--conf",
+            "spark.ui.enabled=false",
+            str(script),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0 and "COUNT 5" in proc.stdout, proc.stderr[-3000:]
     lines = loaded.read_text().splitlines()
     # Spark's named classes (lambda forms are made at run time and mostly not archived).

@@ -67,8 +67,9 @@ def test_malformed_contract_is_refused_with_located_message(path: Path) -> None:
         pytest.fail(f"{path.name} was accepted")
     got = [(i.line, i.path, i.message) for i in issues]
     for want in expected:
-        assert any(line == want.line and where == want.path and want.fragment in message
-                   for line, where, message in got), f"{path.name}: expected {want}, got {got}"
+        assert any(
+            line == want.line and where == want.path and want.fragment in message for line, where, message in got
+        ), f"{path.name}: expected {want}, got {got}"
     assert len(issues) == len(expected), f"{path.name}: unexpected extra problems: {got}"
     assert all(i.file == str(path) for i in issues)
     assert "Traceback" not in text
@@ -107,8 +108,9 @@ def test_cli_validate_subprocess_on_whole_folder() -> None:
     assert seen == want
 
 
-def test_a_valid_file_next_to_an_invalid_one_is_still_reported_ok(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_valid_file_next_to_an_invalid_one_is_still_reported_ok(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     good = tmp_path / "good.yaml"
     good.write_text("name: ok\nchecks:\n  - {name: rows, type: num_rows, min: 1}\n", encoding="utf-8")
     code = cli_main(["validate", str(good), str(CORPUS / "unknown_key_maxx_in_check.yaml")])
@@ -161,4 +163,6 @@ def test_merge_keys_share_defaults_and_later_keys_override() -> None:
         "      - {<<: *d, name: no nulls, max: 0, severity: P0}\n"
     )
     assert [(c.name, c.type, c.severity) for c in contract.all_checks()] == [
-        ("few nulls", "missing", "P2"), ("no nulls", "missing", "P0")]
+        ("few nulls", "missing", "P2"),
+        ("no nulls", "missing", "P0"),
+    ]

@@ -85,8 +85,7 @@ def test_operator_is_silent_without_a_run_or_without_openlineage(monkeypatch):
 
     op = ContractCheckOperator(task_id="t", contract=CONTRACT, input_path="/x")
     assert op.get_openlineage_facets_on_complete(None) is None  # nothing ran yet
-    op._lineage = {"contract": None, "summary": {}, "warehouse": "/w", "table": None, "input_path": "/x",
-                   "outputs": []}
+    op._lineage = {"contract": None, "summary": {}, "warehouse": "/w", "table": None, "input_path": "/x", "outputs": []}
     real_import = builtins.__import__
 
     def no_openlineage(name, *args, **kwargs):
@@ -132,8 +131,9 @@ def _set_openlineage_listener(enabled: bool) -> None:
 @pytest.fixture
 def lineage_file(airflow_db, tmp_path, monkeypatch):  # noqa: F811 - airflow_db is the imported fixture
     events = tmp_path / "events.jsonl"
-    monkeypatch.setenv("AIRFLOW__OPENLINEAGE__TRANSPORT",
-                       json.dumps({"type": "file", "log_file_path": str(events), "append": True}))
+    monkeypatch.setenv(
+        "AIRFLOW__OPENLINEAGE__TRANSPORT", json.dumps({"type": "file", "log_file_path": str(events), "append": True})
+    )
     monkeypatch.setenv("AIRFLOW__OPENLINEAGE__NAMESPACE", "dq-tests")
     # Emit in a thread of the task process rather than a fork of the pytest process.
     monkeypatch.setenv("AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD", "True")
@@ -152,12 +152,22 @@ def _expected_metrics() -> dict:
     ids = [r["id"] for r in ROWS]
     amounts = sorted(r["amount"] for r in ROWS if r["amount"] is not None)
     return {
-        "id": {"distinctCount": len(set(ids)), "min": float(min(ids)), "max": float(max(ids)),
-               "sum": float(sum(ids)), "count": float(len(ids))},
-        "amount": {"nullCount": sum(r["amount"] is None for r in ROWS), "sum": sum(amounts),
-                   "count": float(len(amounts)), "min": amounts[0], "max": amounts[-1],
-                   # exact percentile, linear interpolation = statistics' "inclusive" method
-                   "quantiles": {"0.5": statistics.quantiles(amounts, n=2, method="inclusive")[0]}},
+        "id": {
+            "distinctCount": len(set(ids)),
+            "min": float(min(ids)),
+            "max": float(max(ids)),
+            "sum": float(sum(ids)),
+            "count": float(len(ids)),
+        },
+        "amount": {
+            "nullCount": sum(r["amount"] is None for r in ROWS),
+            "sum": sum(amounts),
+            "count": float(len(amounts)),
+            "min": amounts[0],
+            "max": amounts[-1],
+            # exact percentile, linear interpolation = statistics' "inclusive" method
+            "quantiles": {"0.5": statistics.quantiles(amounts, n=2, method="inclusive")[0]},
+        },
     }
 
 
@@ -192,8 +202,10 @@ def test_dag_run_emits_complete_event_with_assertions_and_metrics(lineage_file, 
 
     # The checked dataset is the input, named per the spec (file namespace, absolute path).
     assert [(d["namespace"], d["name"]) for d in event["inputs"]] == [("file", str(data))]
-    assert {(d["namespace"], d["name"]) for d in event["outputs"]} == {("file", str(results)),
-                                                                      ("file", str(quarantine))}
+    assert {(d["namespace"], d["name"]) for d in event["outputs"]} == {
+        ("file", str(results)),
+        ("file", str(quarantine)),
+    }
     dataset = event["inputs"][0]
 
     # One assertion per row of the results table for this run, in the run's order.
@@ -202,14 +214,19 @@ def test_dag_run_emits_complete_event_with_assertions_and_metrics(lineage_file, 
     rows = read_results(str(results), summary["run_id"])
     # 15 written checks + one schema check per declared column (id, amount, status), all passing
     assert len(rows) == 15 + 3
-    assert sorted(r.check_id for r in rows if r.check_type == "schema") == ["amount/schema", "id/schema",
-                                                                           "status/schema"]
+    assert sorted(r.check_id for r in rows if r.check_type == "schema") == [
+        "amount/schema",
+        "id/schema",
+        "status/schema",
+    ]
     by_name = {r.check_name: r for r in rows if r.check_type != "schema"}
     asserted = dataset["facets"]["dataQualityAssertions"]["assertions"]
     assert [(a["name"], a["success"], a.get("column")) for a in asserted] == [
-        (c["check_name"], c["status"] == "passed", c["column"]) for c in summary["checks"]]
+        (c["check_name"], c["status"] == "passed", c["column"]) for c in summary["checks"]
+    ]
     assert sorted((a["name"], a["success"], a.get("column")) for a in asserted) == sorted(
-        (r.check_name, r.status == "passed", r.column) for r in rows)
+        (r.check_name, r.status == "passed", r.column) for r in rows
+    )
     # Written by hand from ROWS: the duplicate id 4, the NULL amount and status LOST fail.
     failed = {a["name"] for a in asserted if not a["success"]}
     assert failed == {"id unique", "amount present", "status known"}
@@ -228,19 +245,37 @@ def test_dag_run_emits_complete_event_with_assertions_and_metrics(lineage_file, 
     assert columns["id"]["distinctCount"] == by_name["id distinct"].metric_value
 
 
-
 def test_catalog_table_input_is_its_warehouse_location_with_a_symlink(tmp_path):
     from airflow_dq_contracts.contract import parse_contract
     from airflow_dq_contracts.operators import ContractCheckOperator
 
     contract = parse_contract("name: t\ncolumns:\n  - name: a\n    checks: [{name: a nulls, type: missing}]\n")
-    summary = {"row_count": 3, "checks": [{"check_id": "a/a_nulls", "check_name": "a nulls", "check_type": "missing",
-                                           "column": "a", "status": "passed", "metric_value": 1.0,
-                                           "severity": "P1", "validator": "noop", "message": ""}]}
+    summary = {
+        "row_count": 3,
+        "checks": [
+            {
+                "check_id": "a/a_nulls",
+                "check_name": "a nulls",
+                "check_type": "missing",
+                "column": "a",
+                "status": "passed",
+                "metric_value": 1.0,
+                "severity": "P1",
+                "validator": "noop",
+                "message": "",
+            }
+        ],
+    }
     op = ContractCheckOperator(task_id="t", contract="name: t\n", table="silver.orders")
     warehouse = str(tmp_path / "wh")
-    op._lineage = {"contract": contract, "summary": summary, "warehouse": warehouse, "table": "silver.orders",
-                   "input_path": None, "outputs": ["s3a://lake/dq/results", "silver.quarantine"]}
+    op._lineage = {
+        "contract": contract,
+        "summary": summary,
+        "warehouse": warehouse,
+        "table": "silver.orders",
+        "input_path": None,
+        "outputs": ["s3a://lake/dq/results", "silver.quarantine"],
+    }
     lineage = op.get_openlineage_facets_on_complete(None)
     (dataset,) = lineage.inputs
     from airflow_dq_contracts.store.delta_log import resolve_table_path
@@ -248,9 +283,12 @@ def test_catalog_table_input_is_its_warehouse_location_with_a_symlink(tmp_path):
     location = resolve_table_path("silver.orders", warehouse)
     assert (dataset.namespace, dataset.name) == ("file", location)
     assert [(i.namespace, i.name, i.type) for i in dataset.facets["symlinks"].identifiers] == [
-        ("file", "silver.orders", "TABLE")]
+        ("file", "silver.orders", "TABLE")
+    ]
     assert dataset.facets["dataQualityAssertions"].assertions[0].success is True
     assert dataset.inputFacets["dataQualityMetrics"].columnMetrics["a"].nullCount == 1
     assert dataset.inputFacets["dataQualityMetrics"].rowCount == 3
     assert [(o.namespace, o.name) for o in lineage.outputs] == [
-        ("s3://lake", "dq/results"), ("file", resolve_table_path("silver.quarantine", warehouse))]
+        ("s3://lake", "dq/results"),
+        ("file", resolve_table_path("silver.quarantine", warehouse)),
+    ]

@@ -45,13 +45,15 @@ columns:
 
 
 def test_operator_and_hook_modules_import_no_pyspark():
-    code = ("import sys\n"
-            "import airflow_dq_contracts.operators.contract_check, airflow_dq_contracts.operators.contract_branch\n"
-            "import airflow_dq_contracts.hooks.contract_submit\n"
-            "import airflow_dq_contracts.operators.openlineage, airflow_dq_contracts.interop.lineage\n"
-            "from airflow_dq_contracts.operators import ContractCheckOperator, ContractBranchOperator\n"
-            "bad = sorted(m for m in sys.modules if m == 'pyspark' or m.startswith('pyspark.'))\n"
-            "print(bad)\n")
+    code = (
+        "import sys\n"
+        "import airflow_dq_contracts.operators.contract_check, airflow_dq_contracts.operators.contract_branch\n"
+        "import airflow_dq_contracts.hooks.contract_submit\n"
+        "import airflow_dq_contracts.operators.openlineage, airflow_dq_contracts.interop.lineage\n"
+        "from airflow_dq_contracts.operators import ContractCheckOperator, ContractBranchOperator\n"
+        "bad = sorted(m for m in sys.modules if m == 'pyspark' or m.startswith('pyspark.'))\n"
+        "print(bad)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
@@ -60,20 +62,42 @@ def test_operator_and_hook_modules_import_no_pyspark():
 # --------------------------------------------------------------------------------------- helpers
 
 
-def _record(check_id: str, *, severity: str, action: str, status: str, failed_rows: int | None = None,
-            column: str | None = "c") -> CheckResult:
+def _record(
+    check_id: str, *, severity: str, action: str, status: str, failed_rows: int | None = None, column: str | None = "c"
+) -> CheckResult:
     return CheckResult(
-        run_id="r1", contract_name="orders", contract_version="1.0.0", dataset="/d", check_id=check_id,
-        check_name=check_id, check_type="missing", column=column, severity=severity, action=action,
-        validator="max 0", metric_value=float(failed_rows or 0), status=status, passed=status == "passed",
-        failed_rows=failed_rows, message="" if status == "passed" else f"{check_id} broke", row_count=10,
+        run_id="r1",
+        contract_name="orders",
+        contract_version="1.0.0",
+        dataset="/d",
+        check_id=check_id,
+        check_name=check_id,
+        check_type="missing",
+        column=column,
+        severity=severity,
+        action=action,
+        validator="max 0",
+        metric_value=float(failed_rows or 0),
+        status=status,
+        passed=status == "passed",
+        failed_rows=failed_rows,
+        message="" if status == "passed" else f"{check_id} broke",
+        row_count=10,
     )
 
 
 def _summary(*records: CheckResult) -> dict:
     now = dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc)
-    return ContractResult(run_id="r1", contract_name="orders", contract_version="1.0.0", dataset="/d",
-                          row_count=10, checks=list(records), started_at=now, finished_at=now).summary()
+    return ContractResult(
+        run_id="r1",
+        contract_name="orders",
+        contract_version="1.0.0",
+        dataset="/d",
+        row_count=10,
+        checks=list(records),
+        started_at=now,
+        finished_at=now,
+    ).summary()
 
 
 def _branch(**kwargs):
@@ -82,8 +106,14 @@ def _branch(**kwargs):
     from airflow_dq_contracts.operators import ContractBranchOperator
 
     with DAG(dag_id=f"b_{abs(hash(str(kwargs)))}", schedule=None, start_date=dt.datetime(2024, 1, 1)):
-        return ContractBranchOperator(task_id="route", check_task_id="check", pass_task_ids=["publish"],
-                                      quarantine_task_ids=["quarantine"], gate_task_ids=["alert"], **kwargs)
+        return ContractBranchOperator(
+            task_id="route",
+            check_task_id="check",
+            pass_task_ids=["publish"],
+            quarantine_task_ids=["quarantine"],
+            gate_task_ids=["alert"],
+            **kwargs,
+        )
 
 
 # --------------------------------------------------------------------------------------- branch
@@ -96,19 +126,23 @@ FLAG_P2 = _record("amount/mean", severity="P2", action="flag", status="failed")
 ERR_Q = _record("email/len", severity="P1", action="quarantine", status="error")
 
 
-@pytest.mark.parametrize("records,expected", [
-    ((PASSING,), "pass"),
-    ((PASSING, FLAG_P2), "pass"),                 # flags never route
-    ((PASSING, ROW_P1), "quarantine"),
-    ((PASSING, ROW_P1, TABLE_P0), "gate"),         # gate wins over quarantine
-    ((PASSING, ERR_Q), "gate"),                    # an errored quarantine check fails closed
-])
+@pytest.mark.parametrize(
+    "records,expected",
+    [
+        ((PASSING,), "pass"),
+        ((PASSING, FLAG_P2), "pass"),  # flags never route
+        ((PASSING, ROW_P1), "quarantine"),
+        ((PASSING, ROW_P1, TABLE_P0), "gate"),  # gate wins over quarantine
+        ((PASSING, ERR_Q), "gate"),  # an errored quarantine check fails closed
+    ],
+)
 def test_branch_follows_the_design_decision(records, expected):
     branch = _branch()
     decision, _ = branch.decide(_summary(*records))
     assert decision == expected
-    assert branch.branches()[decision] == {"pass": ["publish"], "quarantine": ["quarantine"],
-                                           "gate": ["alert"]}[expected]
+    assert (
+        branch.branches()[decision] == {"pass": ["publish"], "quarantine": ["quarantine"], "gate": ["alert"]}[expected]
+    )
 
 
 def test_branch_policy_override_remaps_by_severity_and_level():
@@ -123,12 +157,15 @@ def test_branch_policy_override_remaps_by_severity_and_level():
     assert promoted.decide(_summary(FLAG_P2))[0] == "gate"
 
 
-@pytest.mark.parametrize("policy,fragment", [
-    ({"P9": "gate"}, "unknown severity 'P9'"),
-    ({"P1": "stop"}, "unknown action 'stop'"),
-    ({"P1": {"table": "quarantine"}}, "cannot quarantine rows"),
-    ({"P1": {"rows": "gate"}}, "unknown level"),
-])
+@pytest.mark.parametrize(
+    "policy,fragment",
+    [
+        ({"P9": "gate"}, "unknown severity 'P9'"),
+        ({"P1": "stop"}, "unknown action 'stop'"),
+        ({"P1": {"table": "quarantine"}}, "cannot quarantine rows"),
+        ({"P1": {"rows": "gate"}}, "unknown level"),
+    ],
+)
 def test_branch_rejects_bad_policies_when_the_dag_is_parsed(policy, fragment):
     with pytest.raises(ValueError, match=fragment):
         _branch(policy=policy)
@@ -150,8 +187,16 @@ def test_failed_checks_table_lists_only_failures_most_severe_first():
     from airflow_dq_contracts.operators.contract_branch import failed_checks_table
 
     table = failed_checks_table([PASSING, FLAG_P2, ROW_P1, TABLE_P0]).splitlines()
-    assert table[0].split() == ["severity", "action", "status", "check", "metric", "failed_rows", "validator",
-                                "message"]
+    assert table[0].split() == [
+        "severity",
+        "action",
+        "status",
+        "check",
+        "metric",
+        "failed_rows",
+        "validator",
+        "message",
+    ]
     assert [line.split()[3] for line in table[1:]] == ["t/num_rows", "email/format", "amount/mean"]
     assert failed_checks_table([PASSING]) == ""
 
@@ -164,16 +209,24 @@ def _check(tmp_path: Path, **kwargs):
 
     from airflow_dq_contracts.operators import ContractCheckOperator
 
-    with DAG(dag_id=f"c_{abs(hash(str(kwargs)))}", schedule=None, start_date=dt.datetime(2024, 1, 1),
-             template_searchpath=[str(tmp_path)]):
+    with DAG(
+        dag_id=f"c_{abs(hash(str(kwargs)))}",
+        schedule=None,
+        start_date=dt.datetime(2024, 1, 1),
+        template_searchpath=[str(tmp_path)],
+    ):
         return ContractCheckOperator(task_id="check", **{"input_path": "/data/orders", **kwargs})
 
 
 def _context(**extra):
     import pendulum
 
-    return {"ds": "2024-05-01", "data_interval_end": pendulum.datetime(2024, 5, 2, tz="UTC"),
-            "data_interval_start": pendulum.datetime(2024, 5, 1, tz="UTC"), **extra}
+    return {
+        "ds": "2024-05-01",
+        "data_interval_end": pendulum.datetime(2024, 5, 2, tz="UTC"),
+        "data_interval_start": pendulum.datetime(2024, 5, 1, tz="UTC"),
+        **extra,
+    }
 
 
 def test_contract_file_is_found_read_and_rendered_as_a_template(tmp_path):
@@ -196,8 +249,16 @@ def test_absolute_contract_path_and_dict_contract(tmp_path):
     op = _check(tmp_path, contract=str(path))
     op.render_template_fields(_context())
     assert "Day is 2024-05-01" in op.contract
-    as_dict = {"name": "orders", "columns": [{"name": "d", "type": "string", "checks": [
-        {"name": "d is {{ ds }}", "type": "whitelist", "values": ["{{ ds }}"]}]}]}
+    as_dict = {
+        "name": "orders",
+        "columns": [
+            {
+                "name": "d",
+                "type": "string",
+                "checks": [{"name": "d is {{ ds }}", "type": "whitelist", "values": ["{{ ds }}"]}],
+            }
+        ],
+    }
     op = _check(tmp_path, contract=as_dict)
     op.render_template_fields(_context())
     contract, text = op.load_contract()
@@ -209,7 +270,9 @@ def test_inline_yaml_errors_are_located_in_the_task(tmp_path):
     op = _check(tmp_path, contract="name: x\ncolumns:\n  - {name: a, checks: [{name: n, type: nope}]}\n")
     op.render_template_fields(_context())
     message = _fail_message(op.load_contract)
-    assert message.splitlines()[1].startswith("<check.contract>:3: columns[0].checks[0].type: unknown column-level check type 'nope'")
+    assert message.splitlines()[1].startswith(
+        "<check.contract>:3: columns[0].checks[0].type: unknown column-level check type 'nope'"
+    )
 
 
 def test_render_contract_false_keeps_braces(tmp_path):
@@ -239,11 +302,13 @@ def test_template_errors_in_the_contract_are_located(tmp_path):
     (tmp_path / "broken.yaml").write_text("name: x\n\ncolumns: {% if %}\n")
     op = _check(tmp_path, contract="broken.yaml")
     assert _fail_message(lambda: op.render_template_fields(_context())).startswith(
-        "broken.yaml:3: template error in the contract:")
+        "broken.yaml:3: template error in the contract:"
+    )
     (tmp_path / "undefined.yaml").write_text("name: {{ no_such_variable }}\n")
     op = _check(tmp_path, contract="undefined.yaml")
-    assert "undefined.yaml: template error in the contract: 'no_such_variable' is undefined" in \
-        _fail_message(lambda: op.render_template_fields(_context()))
+    assert "undefined.yaml: template error in the contract: 'no_such_variable' is undefined" in _fail_message(
+        lambda: op.render_template_fields(_context())
+    )
 
 
 def test_invalid_contract_fails_fast_with_every_problem_located(tmp_path):
@@ -258,23 +323,29 @@ def test_invalid_contract_fails_fast_with_every_problem_located(tmp_path):
     assert lines[2].startswith("bad.yaml:14: columns[1].checks[0].severity:")
 
 
-@pytest.mark.parametrize("value,expected", [
-    ("2024-05-02T00:00:00+02:00", "2024-05-01T22:00:00Z"),
-    ("2024-05-02 00:00:00", "2024-05-02T00:00:00Z"),     # naive = UTC
-    ("None", None),                                     # a run without a data interval
-    ("", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("2024-05-02T00:00:00+02:00", "2024-05-01T22:00:00Z"),
+        ("2024-05-02 00:00:00", "2024-05-02T00:00:00Z"),  # naive = UTC
+        ("None", None),  # a run without a data interval
+        ("", None),
+        (None, None),
+    ],
+)
 def test_reference_time_normalisation(tmp_path, value, expected):
     op = _check(tmp_path, contract=str(tmp_path / "x.yaml"), reference_time=value)
     assert op._reference_time() == expected
 
 
-@pytest.mark.parametrize("interval_end,expected", [
-    (dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc), "2024-05-02T00:00:00Z"),  # a scheduled run
-    (None, None),       # Airflow 3.1 without a logical date: the name is there, the value None
-    ("absent", None),   # Airflow 3.0 without a logical date: the name is not in the context at all
-])
+@pytest.mark.parametrize(
+    "interval_end,expected",
+    [
+        (dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc), "2024-05-02T00:00:00Z"),  # a scheduled run
+        (None, None),  # Airflow 3.1 without a logical date: the name is there, the value None
+        ("absent", None),  # Airflow 3.0 without a logical date: the name is not in the context at all
+    ],
+)
 def test_default_reference_time_renders_with_or_without_a_data_interval(tmp_path, interval_end, expected):
     op = _check(tmp_path, contract={"name": "c", "columns": [{"name": "id", "type": "long"}]})
     context = {} if interval_end == "absent" else {"data_interval_end": interval_end}
@@ -364,20 +435,28 @@ def test_hook_command_ships_the_bundle_delta_and_this_python(monkeypatch, tmp_pa
     for name in ("delta-spark.jar", "extra.jar"):
         (folder / name).write_bytes(b"")
     (folder / jars.COMPLETE_MARKER).touch()
-    hook = _hook(conf={"spark.sql.shuffle.partitions": "3"}, packages="org.example:extra:1.0", warehouse="/wh",
-                 jars="/opt/mine.jar")
+    hook = _hook(
+        conf={"spark.sql.shuffle.partitions": "3"},
+        packages="org.example:extra:1.0",
+        warehouse="/wh",
+        jars="/opt/mine.jar",
+    )
     cmd = hook._build_spark_submit_command(str(hook.bundle.launcher_path))
     joined = " ".join(cmd)
-    assert cmd[0] == "spark-submit" and hook.master == "local[2]"   # from AIRFLOW_CONN_SPARK_DEFAULT
+    assert cmd[0] == "spark-submit" and hook.master == "local[2]"  # from AIRFLOW_CONN_SPARK_DEFAULT
     assert f"--py-files {hook.bundle.zip_path}" in joined
     # Never --packages: a concurrent Ivy resolve per task is what fails on a fresh worker.
     assert "--packages" not in joined and "spark.jars.packages" not in joined
     assert f"--jars /opt/mine.jar,{folder / 'delta-spark.jar'},{folder / 'extra.jar'}" in joined
-    assert "spark.sql.shuffle.partitions=3" in joined                 # the user's value wins
+    assert "spark.sql.shuffle.partitions=3" in joined  # the user's value wins
     assert "spark.sql.shuffle.partitions=8" not in joined
-    for setting in ("spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
-                    f"spark.pyspark.python={sys.executable}", f"spark.pyspark.driver.python={sys.executable}",
-                    "spark.sql.warehouse.dir=/wh", "spark.log.level=WARN"):
+    for setting in (
+        "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
+        f"spark.pyspark.python={sys.executable}",
+        f"spark.pyspark.driver.python={sys.executable}",
+        "spark.sql.warehouse.dir=/wh",
+        "spark.log.level=WARN",
+    ):
         assert setting in joined
     assert cmd[-3:] == [str(hook.bundle.launcher_path), "--contract-b64=eA==", "--input=/d"]
 
@@ -393,12 +472,14 @@ def test_hook_offline_jars_replace_packages(monkeypatch, tmp_path):
 
 def test_hook_leaves_cluster_python_to_the_cluster(monkeypatch):
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
-    monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN", json.dumps({"conn_type": "spark", "host": "yarn",
-                                                              "extra": {"deploy-mode": "cluster"}}))
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SPARK_YARN",
+        json.dumps({"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}),
+    )
     hook = _hook(conn_id="spark_yarn")
     joined = " ".join(hook._build_spark_submit_command("app.py"))
     assert hook.master == "yarn" and hook.deploy_mode == "cluster"
-    assert "spark.pyspark" not in joined           # the cluster's interpreter, not this worker's path
+    assert "spark.pyspark" not in joined  # the cluster's interpreter, not this worker's path
     assert "spark.sql.shuffle.partitions" not in joined  # no small-machine tuning on a cluster
     assert "--deploy-mode cluster" in joined
 
@@ -507,8 +588,12 @@ def test_hook_seam_application_args_follow_the_application(offline_delta):
 
 
 def test_hook_seam_driver_id_and_status_are_the_parents_tracking_state(monkeypatch, offline_delta):
-    monkeypatch.setenv("AIRFLOW_CONN_SPARK_SEAM", json.dumps({
-        "conn_type": "spark", "host": "spark://127.0.0.1", "port": 7077, "extra": {"deploy-mode": "cluster"}}))
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SPARK_SEAM",
+        json.dumps(
+            {"conn_type": "spark", "host": "spark://127.0.0.1", "port": 7077, "extra": {"deploy-mode": "cluster"}}
+        ),
+    )
     hook = _hook(conn_id="spark_seam")
     hook.adapter.set(driver_id=None, driver_status=None)
     # The parent reads the driver id out of spark-submit's output into the attribute the hook resets.

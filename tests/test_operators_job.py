@@ -33,8 +33,10 @@ def test_zip_holds_the_job_world_and_nothing_of_airflow():
         rel = path.relative_to(PACKAGE)
         if "__pycache__" in rel.parts:
             continue
-        if rel.parts[0] in ("operators", "sensors", "triggers", "hooks", "notifications") \
-                or rel.name == "version_compat.py":
+        if (
+            rel.parts[0] in ("operators", "sensors", "triggers", "hooks", "notifications")
+            or rel.name == "version_compat.py"
+        ):
             continue
         expected.add("airflow_dq_contracts/" + rel.as_posix())
     assert names == expected
@@ -67,8 +69,9 @@ def test_job_imports_from_the_zip_alone_without_airflow(tmp_path):
         "import importlib.util as u;"
         "print(u.find_spec('airflow_dq_contracts.operators') is None)"
     )
-    out = subprocess.run([sys.executable, "-S", "-c", code, str(bundle.zip_path)], capture_output=True,
-                         text=True, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code, str(bundle.zip_path)], capture_output=True, text=True, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
 
@@ -85,10 +88,20 @@ def _spec_argument(spec: RunSpec) -> str:
 
 def test_arguments_round_trip_through_the_job_parser():
     weird_filter = "-1 < amount AND note = '--x=y'"
-    spec = _spec(input_path="/data/orders", input_format="delta", filter=weird_filter,
-                 reference_time="2024-05-02T00:00:00Z", run_id="dq-1", results_table="/wh/r", quarantine_table="/wh/q",
-                 dag_id="d", task_id="t", airflow_run_id="manual__x", policy={"P1": "gate"},
-                 references={"customers": ReferenceOverride("s3://b/dim", "delta")})
+    spec = _spec(
+        input_path="/data/orders",
+        input_format="delta",
+        filter=weird_filter,
+        reference_time="2024-05-02T00:00:00Z",
+        run_id="dq-1",
+        results_table="/wh/r",
+        quarantine_table="/wh/q",
+        dag_id="d",
+        task_id="t",
+        airflow_run_id="manual__x",
+        policy={"P1": "gate"},
+        references={"customers": ReferenceOverride("s3://b/dim", "delta")},
+    )
     arguments, files = spec.job_arguments()
     assert len(arguments) == 1 and files == []  # one argument, whatever the settings
     parsed = job.build_parser().parse_args(arguments)
@@ -112,9 +125,11 @@ def test_a_large_spec_travels_as_a_shipped_file(tmp_path):
 
 
 def _run_job(*args: str) -> subprocess.CompletedProcess:
-    code = ("import sys; from airflow_dq_contracts.jobs.run_contract import main; rc = main(sys.argv[1:]);"
-            "assert 'pyspark' not in sys.modules, 'pyspark imported before the contract was valid';"
-            "sys.exit(rc)")
+    code = (
+        "import sys; from airflow_dq_contracts.jobs.run_contract import main; rc = main(sys.argv[1:]);"
+        "assert 'pyspark' not in sys.modules, 'pyspark imported before the contract was valid';"
+        "sys.exit(rc)"
+    )
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
 
 
@@ -146,11 +161,14 @@ def test_missing_spec_file_is_a_clear_error(tmp_path):
     assert "neither readable on the driver nor shipped with --files" in out.stdout
 
 
-@pytest.mark.parametrize("document,fragment", [
-    ('{"version": 2}', "spec: version 2, this reader reads version 1"),
-    ('{"version": 1, "contract_text": "name: t\\n", "input_path": "/x", "maxx": 1}', "unknown key(s) maxx"),
-    ('["a list"]', "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "document,fragment",
+    [
+        ('{"version": 2}', "spec: version 2, this reader reads version 1"),
+        ('{"version": 1, "contract_text": "name: t\\n", "input_path": "/x", "maxx": 1}', "unknown key(s) maxx"),
+        ('["a list"]', "expected a JSON object"),
+    ],
+)
 def test_a_spec_the_job_cannot_read_is_refused_before_spark(tmp_path, document, fragment):
     path = tmp_path / "spec.json"
     path.write_text(document)
@@ -164,8 +182,12 @@ def test_a_spec_that_does_not_fit_its_contract_is_invalid_arguments():
     out = _run_job(_spec_argument(_spec(references={"nope": ReferenceOverride("/x")})))
     assert out.returncode == job.EXIT_INVALID
     payload = [m[1] for m in map(markers.parse_marker, out.stdout.splitlines()) if m]
-    assert payload == [{"kind": "invalid_arguments",
-                        "message": "references: nope, which the contract does not declare (declared: none)"}]
+    assert payload == [
+        {
+            "kind": "invalid_arguments",
+            "message": "references: nope, which the contract does not declare (declared: none)",
+        }
+    ]
 
 
 def test_usage_error_exits_2():
@@ -174,21 +196,28 @@ def test_usage_error_exits_2():
     assert "one of the arguments --spec --spec-file is required" in out.stderr
 
 
-@pytest.mark.parametrize("line,expected", [
-    ('DQ_CONTRACTS_DONE {"decision":"gate","checks":3}', ("DQ_CONTRACTS_DONE", {"decision": "gate", "checks": 3})),
-    ('  DQ_CONTRACTS_ERROR {"kind":"run_failed","message":"x"}\n',
-     ("DQ_CONTRACTS_ERROR", {"kind": "run_failed", "message": "x"})),
-    ("DQ_CONTRACTS_DONE not json", None),
-    ('DQ_CONTRACTS_DONE ["a list"]', None),
-    ("26/11/23 09:17:08 INFO SparkContext: Running Spark version 4.1.1", None),
-])
+@pytest.mark.parametrize(
+    "line,expected",
+    [
+        ('DQ_CONTRACTS_DONE {"decision":"gate","checks":3}', ("DQ_CONTRACTS_DONE", {"decision": "gate", "checks": 3})),
+        (
+            '  DQ_CONTRACTS_ERROR {"kind":"run_failed","message":"x"}\n',
+            ("DQ_CONTRACTS_ERROR", {"kind": "run_failed", "message": "x"}),
+        ),
+        ("DQ_CONTRACTS_DONE not json", None),
+        ('DQ_CONTRACTS_DONE ["a list"]', None),
+        ("26/11/23 09:17:08 INFO SparkContext: Running Spark version 4.1.1", None),
+    ],
+)
 def test_marker_parsing(line, expected):
     assert markers.parse_marker(line) == expected
 
 
 def test_error_text_drops_jvm_frames_and_is_capped():
-    exc = RuntimeError("[PATH_NOT_FOUND] Path does not exist: file:/x.\n\tat org.apache.Foo(Foo.scala:1)\n"
-                       "\tat org.apache.Bar(Bar.scala:2)\nCaused by: boom")
+    exc = RuntimeError(
+        "[PATH_NOT_FOUND] Path does not exist: file:/x.\n\tat org.apache.Foo(Foo.scala:1)\n"
+        "\tat org.apache.Bar(Bar.scala:2)\nCaused by: boom"
+    )
     assert job.error_text(exc) == "RuntimeError: [PATH_NOT_FOUND] Path does not exist: file:/x.\nCaused by: boom"
     long = job.error_text(ValueError("x" * 10_000))
     assert len(long) < job.MAX_ERROR_CHARS + 100 and long.endswith("…(truncated)")

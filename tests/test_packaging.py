@@ -41,10 +41,15 @@ def test_delta_python_package_and_maven_coordinate_follow_the_installed_spark():
     assert spark_config.delta_package() == f"io.delta:delta-spark_{minor}_2.13:{spark_config.DELTA_VERSION}"
 
 
-@pytest.mark.parametrize("spark_version,artifact", [
-    ("4.0.1", "delta-spark_4.0_2.13"), ("4.0.3", "delta-spark_4.0_2.13"),
-    ("4.1.0", "delta-spark_4.1_2.13"), ("4.1.1", "delta-spark_4.1_2.13"),
-])
+@pytest.mark.parametrize(
+    "spark_version,artifact",
+    [
+        ("4.0.1", "delta-spark_4.0_2.13"),
+        ("4.0.3", "delta-spark_4.0_2.13"),
+        ("4.1.0", "delta-spark_4.1_2.13"),
+        ("4.1.1", "delta-spark_4.1_2.13"),
+    ],
+)
 def test_delta_package_per_spark_minor(monkeypatch, spark_version, artifact):
     monkeypatch.delenv(spark_config.DELTA_PACKAGE_ENV, raising=False)
     assert spark_config.delta_package(spark_version) == f"io.delta:{artifact}:4.4.0"
@@ -105,8 +110,9 @@ def _imports_after(statement: str) -> set[str]:
 
 
 def test_contract_world_imports_neither_airflow_nor_spark():
-    mods = _imports_after("import airflow_dq_contracts.contract, airflow_dq_contracts.results, "
-                          "airflow_dq_contracts.cli.main")
+    mods = _imports_after(
+        "import airflow_dq_contracts.contract, airflow_dq_contracts.results, airflow_dq_contracts.cli.main"
+    )
     assert not any(m == "pyspark" or m.startswith("pyspark.") for m in mods)
     assert not any(m == "airflow" or m.startswith("airflow.") for m in mods)
 
@@ -115,8 +121,10 @@ def test_cli_validate_is_plain_python(tmp_path):
     """`dq-contracts validate` must answer without starting a JVM or importing Airflow."""
     contract = tmp_path / "c.yaml"
     contract.write_text("name: t\ncolumns:\n  - name: a\n    checks:\n      - {name: n, type: missing, max: 0}\n")
-    code = ("import sys; from airflow_dq_contracts.cli.main import main; rc = main(['validate', sys.argv[1]]); "
-            "assert 'pyspark' not in sys.modules and 'airflow' not in sys.modules; sys.exit(rc)")
+    code = (
+        "import sys; from airflow_dq_contracts.cli.main import main; rc = main(['validate', sys.argv[1]]); "
+        "assert 'pyspark' not in sys.modules and 'airflow' not in sys.modules; sys.exit(rc)"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(contract)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
 
@@ -133,4 +141,3 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "./dev test" in readme.split("\n## ")[0]
     assert "./dev demo" in readme.split("\n## ")[0]
     assert ci.strip().splitlines()[-1] == "exec ./dev test"
-

@@ -21,9 +21,11 @@ pytestmark = pytest.mark.spark
 
 DAYS = [dt.date(2024, 5, d) for d in (1, 2, 3)]
 ROWS = [(i, DAYS[i % 3]) for i in range(30)]
-CONTRACT = {"name": "scoped", "checks": [{"name": "rows", "type": "num_rows", "min": 1}],
-            "columns": [{"name": "order_id", "checks": [{"name": "ids", "type": "count", "min": 0}]},
-                        {"name": "order_date"}]}
+CONTRACT = {
+    "name": "scoped",
+    "checks": [{"name": "rows", "type": "num_rows", "min": 1}],
+    "columns": [{"name": "order_id", "checks": [{"name": "ids", "type": "count", "min": 0}]}, {"name": "order_date"}],
+}
 
 
 def _plan(df) -> str:
@@ -33,8 +35,7 @@ def _plan(df) -> str:
 @pytest.mark.parametrize("fmt", ["delta", "parquet"])
 def test_run_filter_is_a_partition_filter(spark, tmp_path, fmt):
     path = str(tmp_path / fmt)
-    spark.createDataFrame(ROWS, "order_id long, order_date date").write.format(fmt) \
-        .partitionBy("order_date").save(path)
+    spark.createDataFrame(ROWS, "order_id long, order_date date").write.format(fmt).partitionBy("order_date").save(path)
     contract = load_contract(CONTRACT)
     # Spark's own reader (a table this small is otherwise read by delta-rs on the driver, see below).
     spark.conf.set("spark.dqcontracts.driverReadBytes", "0")
@@ -60,14 +61,17 @@ def test_a_driver_read_reads_only_the_landed_partition(spark, tmp_path):
     from airflow_dq_contracts.engine.session import DRIVER_READ_SIZES
 
     path = str(tmp_path / "delta")
-    spark.createDataFrame(ROWS, "order_id long, order_date date").write.format("delta") \
-        .partitionBy("order_date").save(path)
+    spark.createDataFrame(ROWS, "order_id long, order_date date").write.format("delta").partitionBy("order_date").save(
+        path
+    )
     contract = load_contract(CONTRACT)
     landed = os.path.join(path, "order_date=2024-05-02")
     landed_bytes = sum(os.path.getsize(os.path.join(landed, n)) for n in os.listdir(landed) if n.endswith(".parquet"))
-    for condition, expected_days in (("order_date = '2024-05-02'", {DAYS[1]}),
-                                     ("order_date >= DATE'2024-05-02' AND order_id < 100", {DAYS[1], DAYS[2]}),
-                                     ("order_id % 3 = 1", {DAYS[1]})):
+    for condition, expected_days in (
+        ("order_date = '2024-05-02'", {DAYS[1]}),
+        ("order_date >= DATE'2024-05-02' AND order_id < 100", {DAYS[1], DAYS[2]}),
+        ("order_id % 3 = 1", {DAYS[1]}),
+    ):
         df = read_dataset(spark, contract, path, "delta", filter=condition)
         assert df in DRIVER_READ_SIZES, condition  # read by delta-rs on the driver
         rows = sorted(tuple(r) for r in df.collect())
@@ -81,6 +85,8 @@ def test_a_driver_read_reads_only_the_landed_partition(spark, tmp_path):
 def eval_filter(condition: str, row) -> bool:
     """The same filters in plain Python."""
     order_id, day = row
-    return {"order_date = '2024-05-02'": day == DAYS[1],
-            "order_date >= DATE'2024-05-02' AND order_id < 100": day >= DAYS[1] and order_id < 100,
-            "order_id % 3 = 1": order_id % 3 == 1}[condition]
+    return {
+        "order_date = '2024-05-02'": day == DAYS[1],
+        "order_date >= DATE'2024-05-02' AND order_id < 100": day >= DAYS[1] and order_id < 100,
+        "order_id % 3 = 1": order_id % 3 == 1,
+    }[condition]

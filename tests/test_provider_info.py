@@ -37,8 +37,9 @@ def _resolve(dotted: str):
 
 def _public_modules(subpackage: str) -> set[str]:
     package = importlib.import_module(f"airflow_dq_contracts.{subpackage}")
-    return {f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)
-            if not m.name.startswith("_")}
+    return {
+        f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")
+    }
 
 
 def _is_a(cls: type, base_name: str) -> bool:
@@ -47,8 +48,10 @@ def _is_a(cls: type, base_name: str) -> bool:
 
 def _defines_subclass(module_name: str, base_name: str) -> bool:
     module = importlib.import_module(module_name)
-    return any(inspect.isclass(obj) and obj.__module__ == module_name and _is_a(obj, base_name)
-               for obj in vars(module).values())
+    return any(
+        inspect.isclass(obj) and obj.__module__ == module_name and _is_a(obj, base_name)
+        for obj in vars(module).values()
+    )
 
 
 def test_provider_info_validates_against_airflows_schema():
@@ -99,6 +102,10 @@ def test_extra_links_and_notifiers_are_importable_classes_of_the_right_kind():
             continue
         module = importlib.import_module(module_info.name)
         for obj in vars(module).values():
-            if inspect.isclass(obj) and obj.__module__ == module.__name__ and not inspect.isabstract(obj) \
-                    and (_is_a(obj, "BaseOperatorLink") or _is_a(obj, "BaseNotifier")):
+            if (
+                inspect.isclass(obj)
+                and obj.__module__ == module.__name__
+                and not inspect.isabstract(obj)
+                and (_is_a(obj, "BaseOperatorLink") or _is_a(obj, "BaseNotifier"))
+            ):
                 assert f"{obj.__module__}.{obj.__qualname__}" in registered, obj

@@ -49,8 +49,16 @@ def source(spark, tmp_path_factory):
 
 
 def _run(spark, text, source, wh, run_id, at):
-    return run_contract(spark, load_contract(text), input_path=source, run_id=run_id, results_table=f"{wh}/dq_results",
-                        quarantine_table=f"{wh}/quarantine", reference_time=at, contract_text=text)
+    return run_contract(
+        spark,
+        load_contract(text),
+        input_path=source,
+        run_id=run_id,
+        results_table=f"{wh}/dq_results",
+        quarantine_table=f"{wh}/quarantine",
+        reference_time=at,
+        contract_text=text,
+    )
 
 
 def test_every_run_upserts_its_version_and_the_report_reads_it(spark, source, tmp_path):
@@ -60,12 +68,20 @@ def test_every_run_upserts_its_version_and_the_report_reads_it(spark, source, tm
     assert registry_table_for(f"{wh}/dq_results") == f"{wh}/dq_contracts"
     row = read_registry(f"{wh}/dq_contracts", "reg_orders", "1.0.0")
     expected = {
-        "contract_name": "reg_orders", "contract_version": "1.0.0", "owner": "checkout-team@example.com",
-        "domain": "commerce", "consumers": ["analytics", "finance"], "sla_freshness_hours": 6.0,
+        "contract_name": "reg_orders",
+        "contract_version": "1.0.0",
+        "owner": "checkout-team@example.com",
+        "domain": "commerce",
+        "consumers": ["analytics", "finance"],
+        "sla_freshness_hours": 6.0,
         "sla_support_contact": "orders-oncall@example.com",
-        "sla_escalation_policy": "page checkout, then data-platform", "contract_text": TEXT_V1,
-        "contract_hash": contract_text_hash(TEXT_V1), "last_run_id": "run-2", "results_table": f"{wh}/dq_results",
-        "quarantine_table": f"{wh}/quarantine", "valid_table": None,
+        "sla_escalation_policy": "page checkout, then data-platform",
+        "contract_text": TEXT_V1,
+        "contract_hash": contract_text_hash(TEXT_V1),
+        "last_run_id": "run-2",
+        "results_table": f"{wh}/dq_results",
+        "quarantine_table": f"{wh}/quarantine",
+        "valid_table": None,
         "first_run_at": first.started_at,
         "last_run_at": second.started_at,
     }
@@ -75,14 +91,18 @@ def test_every_run_upserts_its_version_and_the_report_reads_it(spark, source, tm
 
     _run(spark, TEXT_V2, source, wh, "run-3", "2024-05-03T00:00:00Z")
     assert read_registry(f"{wh}/dq_contracts", "reg_orders", "1.0.0")["last_run_id"] == "run-2"
-    newest = read_registry(f"{wh}/dq_contracts", "reg_orders")             # the most recently run version
+    newest = read_registry(f"{wh}/dq_contracts", "reg_orders")  # the most recently run version
     assert (newest["contract_version"], newest["owner"]) == ("1.1.0", "orders-team@example.com")
 
     # The report, from the real tables: one row per result, samples found through the registry.
     data = load_report_data(f"{wh}/dq_results", "reg_orders", run_id="run-2")
     # the written checks and the declared columns' schema checks (enforcement)
     assert sorted(c.check_id for c in data.result.checks) == [
-        "order_id/schema", "order_id/unique", "status/known", "status/schema"]
+        "order_id/schema",
+        "order_id/unique",
+        "status/known",
+        "status/schema",
+    ]
     assert data.quarantine_table == f"{wh}/quarantine"
     assert sorted(s["order_id"] for s in data.samples["status/known"]) == [3]
     assert sorted(s["order_id"] for s in data.samples["order_id/unique"]) == [3, 3]
@@ -98,14 +118,26 @@ def test_out_of_order_and_concurrent_upserts(spark, tmp_path):
 
     def row(run_id, at, name="reg_orders"):
         c = contract if name == "reg_orders" else load_contract(TEXT_V1.replace("reg_orders", name))
-        return registry_row(c, contract_text=TEXT_V1, run_id=run_id, run_at=at, decision="pass", dataset="d",
-                            results_table="/r", quarantine_table=None, valid_table=None)
+        return registry_row(
+            c,
+            contract_text=TEXT_V1,
+            run_id=run_id,
+            run_at=at,
+            decision="pass",
+            dataset="d",
+            results_table="/r",
+            quarantine_table=None,
+            valid_table=None,
+        )
 
     write_registry(spark, row("late", base), target)
-    write_registry(spark, row("early", base - dt.timedelta(days=3)), target)   # finished later, ran earlier
+    write_registry(spark, row("early", base - dt.timedelta(days=3)), target)  # finished later, ran earlier
     stored = read_registry(target, "reg_orders")
     assert (stored["last_run_id"], stored["last_run_at"], stored["first_run_at"]) == (
-        "late", base, base - dt.timedelta(days=3))
+        "late",
+        base,
+        base - dt.timedelta(days=3),
+    )
 
     errors: list[BaseException] = []
 

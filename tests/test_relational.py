@@ -38,7 +38,9 @@ def tables(spark, tmp_path_factory):
     spark.createDataFrame(FACTS, FACT_DDL).write.format("delta").save(paths["orders"])
     spark.createDataFrame(DIM, DIM_DDL).write.format("delta").save(paths["customers"])
     # The source system lost the orders with an id divisible by 50 (a silent partition drop).
-    spark.createDataFrame([r for r in FACTS if r["order_id"] % 50], FACT_DDL).write.format("delta").save(paths["source"])
+    spark.createDataFrame([r for r in FACTS if r["order_id"] % 50], FACT_DDL).write.format("delta").save(
+        paths["source"]
+    )
     return paths
 
 
@@ -71,15 +73,36 @@ def _tagged_ids(contract, df, result, references) -> dict[str, set[int]]:
 def test_referential_orphans_plain_as_of_composite_and_nulls(frames):
     checks = [
         {"name": "plain", "type": "referential", "columns": ["customer_id"], "reference": "customers"},
-        {"name": "plain pct", "type": "referential", "columns": ["customer_id"], "reference": "customers",
-         "return": "pct", "max": 0.5},
-        {"name": "nulls fail", "type": "referential", "columns": ["customer_id"], "reference": "customers",
-         "nulls": "fail"},
+        {
+            "name": "plain pct",
+            "type": "referential",
+            "columns": ["customer_id"],
+            "reference": "customers",
+            "return": "pct",
+            "max": 0.5,
+        },
+        {
+            "name": "nulls fail",
+            "type": "referential",
+            "columns": ["customer_id"],
+            "reference": "customers",
+            "nulls": "fail",
+        },
         {"name": "as of", "type": "referential", "columns": ["customer_id"], "reference": "customers", "as_of": AS_OF},
-        {"name": "composite", "type": "referential", "columns": ["customer_id", "region"],
-         "reference": "customers", "reference_columns": ["customer_id", "region"]},
-        {"name": "eu only", "type": "referential", "columns": ["customer_id"], "reference": "customers",
-         "filter": "region = 'eu'"},
+        {
+            "name": "composite",
+            "type": "referential",
+            "columns": ["customer_id", "region"],
+            "reference": "customers",
+            "reference_columns": ["customer_id", "region"],
+        },
+        {
+            "name": "eu only",
+            "type": "referential",
+            "columns": ["customer_id"],
+            "reference": "customers",
+            "filter": "region = 'eu'",
+        },
     ]
     contract = _contract(checks)
     refs = {"customers": frames["customers"]}
@@ -113,15 +136,24 @@ def test_referential_orphans_plain_as_of_composite_and_nulls(frames):
 
 def test_as_of_interval_convention_at_the_bounds(frames):
     """valid_from is inclusive, valid_to exclusive, NULL valid_to open, gaps orphan, overlaps match."""
-    contract = _contract([{"name": "as of", "type": "referential", "columns": ["customer_id"],
-                           "reference": "customers", "as_of": AS_OF}])
+    contract = _contract(
+        [{"name": "as of", "type": "referential", "columns": ["customer_id"], "reference": "customers", "as_of": AS_OF}]
+    )
     refs = {"customers": frames["customers"]}
     result = evaluate(contract, frames["orders"], references=refs)
     tagged = _tagged_ids(contract, frames["orders"], result, refs).get("as of", set())
     # Hand-written, from the dimension's shapes: customer 1 (kind 1) has a gap [day 20, day 25).
-    cases = {(1, 20): True, (1, 25): False, (1, 10): False, (1, 45): False,  # gap start orphan, 25 open again
-             (3, 40): True, (3, 30): False,                                   # valid_to exclusive
-             (5, 10): False, (2, 30): False, (2, 45): True}                   # 5: open from day 10; 2: overlap
+    cases = {
+        (1, 20): True,
+        (1, 25): False,
+        (1, 10): False,
+        (1, 45): False,  # gap start orphan, 25 open again
+        (3, 40): True,
+        (3, 30): False,  # valid_to exclusive
+        (5, 10): False,
+        (2, 30): False,
+        (2, 45): True,
+    }  # 5: open from day 10; 2: overlap
     seen = 0
     for row in FACTS:
         for (cid, n), orphan in cases.items():
@@ -132,15 +164,26 @@ def test_as_of_interval_convention_at_the_bounds(frames):
 
 
 def test_referential_reference_missing_or_wrong_is_a_check_error(frames):
-    contract = _contract([
-        {"name": "no ref", "type": "referential", "columns": ["customer_id"], "reference": "customers"},
-        {"name": "rows", "type": "num_rows", "min": 1},
-    ])
+    contract = _contract(
+        [
+            {"name": "no ref", "type": "referential", "columns": ["customer_id"], "reference": "customers"},
+            {"name": "rows", "type": "num_rows", "min": 1},
+        ]
+    )
     got = _by_name(evaluate(contract, frames["orders"]))
     assert got["no ref"].status == "error" and "not given" in got["no ref"].message
     assert got["rows"].status == "passed"
-    wrong = _contract([{"name": "bad col", "type": "referential", "columns": ["customer_id"],
-                        "reference": "customers", "reference_columns": ["nope"]}])
+    wrong = _contract(
+        [
+            {
+                "name": "bad col",
+                "type": "referential",
+                "columns": ["customer_id"],
+                "reference": "customers",
+                "reference_columns": ["nope"],
+            }
+        ]
+    )
     record = _by_name(evaluate(wrong, frames["orders"], references={"customers": frames["customers"]}))["bad col"]
     assert record.status == "error" and "'nope' not found in reference 'customers'" in record.message
 
@@ -156,16 +199,30 @@ def test_reference_filter_applies(frames):
 
 
 def test_p1_orphans_are_quarantined_exactly_and_rows_are_conserved(spark, tables, tmp_path):
-    contract = load_contract({
-        "name": "orders", "dataset": {"path": tables["orders"], "format": "delta"},
-        "references": {"customers": {"path": tables["customers"], "format": "delta"}},
-        "checks": [
-            {"name": "known customer", "type": "referential", "columns": ["customer_id"], "reference": "customers",
-             "as_of": AS_OF, "severity": "P1"},
-            {"name": "positive paid", "type": "row_condition", "condition": "amount > 0 AND status <> 'x'",
-             "null_passes": True, "severity": "P2"},
-        ],
-    })
+    contract = load_contract(
+        {
+            "name": "orders",
+            "dataset": {"path": tables["orders"], "format": "delta"},
+            "references": {"customers": {"path": tables["customers"], "format": "delta"}},
+            "checks": [
+                {
+                    "name": "known customer",
+                    "type": "referential",
+                    "columns": ["customer_id"],
+                    "reference": "customers",
+                    "as_of": AS_OF,
+                    "severity": "P1",
+                },
+                {
+                    "name": "positive paid",
+                    "type": "row_condition",
+                    "condition": "amount > 0 AND status <> 'x'",
+                    "null_passes": True,
+                    "severity": "P2",
+                },
+            ],
+        }
+    )
     quarantine, valid = str(tmp_path / "q"), str(tmp_path / "v")
     for _ in range(2):  # the same run id twice replaces its rows
         result = run_contract(spark, contract, run_id="rel-1", quarantine_table=quarantine, valid_table=valid)
@@ -196,10 +253,24 @@ def test_cli_reference_override_and_no_abbreviations(spark, tables, tmp_path, ca
         "name: orders\n"
         "references: {customers: {path: /does/not/exist, format: parquet}}\n"
         "checks:\n"
-        "  - {name: known, type: referential, columns: [customer_id], reference: customers, severity: P2}\n")
+        "  - {name: known, type: referential, columns: [customer_id], reference: customers, severity: P2}\n"
+    )
     out = tmp_path / "summary.json"
-    code = main(["run", str(contract_path), "--input", tables["orders"], "--input-format", "delta",
-                 "--reference", f"customers={tables['customers']}:delta", "--json-out", str(out), "-q"])
+    code = main(
+        [
+            "run",
+            str(contract_path),
+            "--input",
+            tables["orders"],
+            "--input-format",
+            "delta",
+            "--reference",
+            f"customers={tables['customers']}:delta",
+            "--json-out",
+            str(out),
+            "-q",
+        ]
+    )
     import json
 
     summary = json.loads(out.read_text())
@@ -222,20 +293,50 @@ def test_reconciliation_in_and_out_of_tolerance(frames):
     theirs_sum = sum(r["amount"] for r in source if r["amount"] is not None)
     checks = [
         {"name": "count diff", "type": "reconciliation", "reference": "source", "measure": "count"},
-        {"name": "count pct loose", "type": "reconciliation", "reference": "source", "measure": "count",
-         "return": "pct_diff", "between": [-0.05, 0.05]},
-        {"name": "count pct tight", "type": "reconciliation", "reference": "source", "measure": "count",
-         "return": "pct_diff", "between": [-0.005, 0.005]},
-        {"name": "sum", "type": "reconciliation", "reference": "source", "measure": "sum", "column": "amount",
-         "equals": 0, "tolerance": 1e-6},
-        {"name": "distinct customers", "type": "reconciliation", "reference": "source", "measure": "count_distinct",
-         "column": "customer_id"},
-        {"name": "paid only", "type": "reconciliation", "reference": "paid", "measure": "count",
-         "filter": "status = 'paid'"},
+        {
+            "name": "count pct loose",
+            "type": "reconciliation",
+            "reference": "source",
+            "measure": "count",
+            "return": "pct_diff",
+            "between": [-0.05, 0.05],
+        },
+        {
+            "name": "count pct tight",
+            "type": "reconciliation",
+            "reference": "source",
+            "measure": "count",
+            "return": "pct_diff",
+            "between": [-0.005, 0.005],
+        },
+        {
+            "name": "sum",
+            "type": "reconciliation",
+            "reference": "source",
+            "measure": "sum",
+            "column": "amount",
+            "equals": 0,
+            "tolerance": 1e-6,
+        },
+        {
+            "name": "distinct customers",
+            "type": "reconciliation",
+            "reference": "source",
+            "measure": "count_distinct",
+            "column": "customer_id",
+        },
+        {
+            "name": "paid only",
+            "type": "reconciliation",
+            "reference": "paid",
+            "measure": "count",
+            "filter": "status = 'paid'",
+        },
     ]
     contract = _contract(checks, source={"path": "/s"}, paid={"path": "/s", "filter": "status = 'paid'"})
-    got = _by_name(evaluate(contract, frames["orders"], references={"source": frames["source"],
-                                                                    "paid": frames["source"]}))
+    got = _by_name(
+        evaluate(contract, frames["orders"], references={"source": frames["source"], "paid": frames["source"]})
+    )
     dropped = len(FACTS) - len(source)
     assert got["count diff"].metric_value == dropped and got["count diff"].status == "failed"
     assert got["count pct loose"].metric_value == pytest.approx(dropped / len(source))
@@ -252,8 +353,20 @@ def test_reconciliation_in_and_out_of_tolerance(frames):
 
 
 def test_reconciliation_equal_sides_pass(frames):
-    contract = _contract([{"name": "same", "type": "reconciliation", "reference": "copy", "measure": "sum",
-                           "column": "amount", "return": "pct_diff", "between": [-0.005, 0.005]}], copy={"path": "/c"})
+    contract = _contract(
+        [
+            {
+                "name": "same",
+                "type": "reconciliation",
+                "reference": "copy",
+                "measure": "sum",
+                "column": "amount",
+                "return": "pct_diff",
+                "between": [-0.005, 0.005],
+            }
+        ],
+        copy={"path": "/c"},
+    )
     record = _by_name(evaluate(contract, frames["orders"], references={"copy": frames["orders"]}))["same"]
     assert record.status == "passed" and record.metric_value == pytest.approx(0.0)
 
@@ -266,8 +379,14 @@ def test_row_and_table_conditions_with_nulls(frames):
     amounts = [r["amount"] for r in FACTS if r["amount"] is not None]
     checks = [
         {"name": "strict", "type": "row_condition", "condition": "amount > 0 AND status <> 'x'"},
-        {"name": "lenient", "type": "row_condition", "condition": "amount > 0 AND status <> 'x'",
-         "null_passes": True, "return": "pct", "max": 1},
+        {
+            "name": "lenient",
+            "type": "row_condition",
+            "condition": "amount > 0 AND status <> 'x'",
+            "null_passes": True,
+            "return": "pct",
+            "max": 1,
+        },
         {"name": "avg and count", "type": "table_condition", "condition": "avg(amount) < 1000 AND count(*) > 10"},
         {"name": "impossible", "type": "table_condition", "condition": f"count(*) > {n}"},
         {"name": "null cond", "type": "table_condition", "condition": "max(CASE WHEN false THEN 1 END) > 0"},
@@ -299,13 +418,20 @@ def test_sql_value_and_rows(frames):
     negative = sum(1 for r in FACTS if r["amount"] is not None and r["amount"] < 0)
     plain = orphans(FACTS, DIM, ["customer_id"])
     checks = [
-        {"name": "negatives", "type": "sql", "query": "SELECT count(*) FROM {dataset} WHERE amount < 0",
-         "max": 0},
-        {"name": "negatives ok", "type": "sql", "query": "SELECT count(*) FROM {dataset} WHERE amount < 0;",
-         "max": len(FACTS)},
-        {"name": "orphans", "type": "sql", "return": "rows", "query":
-            "WITH o AS (SELECT * FROM {dataset} WHERE customer_id IS NOT NULL)\n"
-            "SELECT o.order_id FROM o LEFT ANTI JOIN {customers} c ON o.customer_id = c.customer_id -- orphans"},
+        {"name": "negatives", "type": "sql", "query": "SELECT count(*) FROM {dataset} WHERE amount < 0", "max": 0},
+        {
+            "name": "negatives ok",
+            "type": "sql",
+            "query": "SELECT count(*) FROM {dataset} WHERE amount < 0;",
+            "max": len(FACTS),
+        },
+        {
+            "name": "orphans",
+            "type": "sql",
+            "return": "rows",
+            "query": "WITH o AS (SELECT * FROM {dataset} WHERE customer_id IS NOT NULL)\n"
+            "SELECT o.order_id FROM o LEFT ANTI JOIN {customers} c ON o.customer_id = c.customer_id -- orphans",
+        },
         {"name": "two rows", "type": "sql", "query": "SELECT 1 AS v UNION ALL SELECT 2", "min": 0},
         {"name": "text", "type": "sql", "query": "SELECT 'a' AS v", "min": 0},
     ]
@@ -343,8 +469,13 @@ def test_hostile_sql_is_refused_cleanly(spark, frames):
         # The comment swallows the rest: a harmless 'SELECT 1', which fails max: 0 (no crash, no DROP).
         assert got[f"q{len(HOSTILE) - 1}"].status == "failed"
         assert spark.table("canary").count() == 1
-        for statement in ("DROP TABLE canary", "CREATE TABLE c2 (v int)", "INSERT INTO canary VALUES (2)",
-                          "SET spark.sql.ansi.enabled=false", "DELETE FROM canary"):
+        for statement in (
+            "DROP TABLE canary",
+            "CREATE TABLE c2 (v int)",
+            "INSERT INTO canary VALUES (2)",
+            "SET spark.sql.ansi.enabled=false",
+            "DELETE FROM canary",
+        ):
             with pytest.raises(UnsafeQuery):
                 safe_query(spark, statement)
         assert spark.table("canary").count() == 1
@@ -378,14 +509,33 @@ def test_contract_errors_are_located_and_reported_together():
         load_contract(text, filename="c.yaml")
     issues = {(i.path, i.line) for i in info.value.issues}
     paths = {p for p, _ in issues}
-    for path in ("references.both", "references.dataset", "checks[0].reference", "checks[1].reference_columns",
-                 "checks[1].as_of.bogus", "checks[1].as_of", "checks[2].measure", "checks[3].max",
-                 "checks[4].query", "checks[5].query", "checks[6]", "checks[7].action", "checks[8].filter"):
+    for path in (
+        "references.both",
+        "references.dataset",
+        "checks[0].reference",
+        "checks[1].reference_columns",
+        "checks[1].as_of.bogus",
+        "checks[1].as_of",
+        "checks[2].measure",
+        "checks[3].max",
+        "checks[4].query",
+        "checks[5].query",
+        "checks[6]",
+        "checks[7].action",
+        "checks[8].filter",
+    ):
         assert path in paths, (path, sorted(paths))
     assert ("checks[0].reference", 7) in issues
-    ok = load_contract({"name": "o", "references": {"c": "dim.customers"}, "checks": [
-        {"name": "r", "type": "referential", "columns": ["k"], "reference": "c", "severity": "P1"},
-        {"name": "rc", "type": "row_condition", "condition": "k > 0", "action": "quarantine"}]})
+    ok = load_contract(
+        {
+            "name": "o",
+            "references": {"c": "dim.customers"},
+            "checks": [
+                {"name": "r", "type": "referential", "columns": ["k"], "reference": "c", "severity": "P1"},
+                {"name": "rc", "type": "row_condition", "condition": "k > 0", "action": "quarantine"},
+            ],
+        }
+    )
     assert [c.action for c in ok.checks] == ["quarantine", "quarantine"]
     assert ok.references["c"].table == "dim.customers"
 
@@ -394,14 +544,22 @@ def test_diff_knows_references_and_conditions():
     from airflow_dq_contracts.contract.diff import diff_contracts
 
     def contract(path: str, condition: str) -> Any:
-        return load_contract({"name": "o", "version": "1.0.0", "references": {"c": {"path": path}},
-                              "checks": [{"name": "r", "type": "row_condition", "condition": condition}]})
+        return load_contract(
+            {
+                "name": "o",
+                "version": "1.0.0",
+                "references": {"c": {"path": path}},
+                "checks": [{"name": "r", "type": "row_condition", "condition": condition}],
+            }
+        )
 
     same = diff_contracts(contract("/a", "x > 0"), contract("/a", "x > 0"))
     assert [c for c in same if c.kind != "note"] == []
     changes = diff_contracts(contract("/a", "x > 0"), contract("/b", "x > 1"))
     assert {(c.category, c.breaking) for c in changes if c.kind != "note"} == {
-        ("reference_changed", True), ("check_definition_changed", True)}
+        ("reference_changed", True),
+        ("check_definition_changed", True),
+    }
 
 
 # ---------------------------------------------------------------------------------- plans
@@ -424,20 +582,47 @@ def _check_plans(spark, root) -> None:
     spark.createDataFrame(FACTS, FACT_DDL).write.parquet(str(root / "orders_p"))
     spark.createDataFrame(DIM, DIM_DDL).write.parquet(str(root / "customers_p"))
     fact, dim = spark.read.parquet(str(root / "orders_p")), spark.read.parquet(str(root / "customers_p"))
-    contract = _contract([
-        {"name": "plain", "type": "referential", "columns": ["customer_id"], "reference": "customers"},
-        {"name": "plain eu", "type": "referential", "columns": ["customer_id"], "reference": "customers",
-         "filter": "region = 'eu'", "return": "pct", "max": 1},
-        {"name": "plain nulls", "type": "referential", "columns": ["customer_id"], "reference": "customers",
-         "nulls": "fail"},
-        {"name": "as of", "type": "referential", "columns": ["customer_id"], "reference": "customers", "as_of": AS_OF},
-        {"name": "composite", "type": "referential", "columns": ["customer_id", "region"], "reference": "customers"},
-        {"name": "rows", "type": "num_rows", "min": 1},
-        {"name": "positive", "type": "row_condition", "condition": "amount > 0"},
-        {"name": "avg", "type": "table_condition", "condition": "avg(amount) < 1000"},
-        {"name": "rec", "type": "reconciliation", "reference": "paid", "measure": "sum", "column": "amount"},
-        {"name": "rec n", "type": "reconciliation", "reference": "paid", "measure": "count"},
-    ], customers={"path": "/c"}, paid={"path": "/o", "filter": "status = 'paid'"})
+    contract = _contract(
+        [
+            {"name": "plain", "type": "referential", "columns": ["customer_id"], "reference": "customers"},
+            {
+                "name": "plain eu",
+                "type": "referential",
+                "columns": ["customer_id"],
+                "reference": "customers",
+                "filter": "region = 'eu'",
+                "return": "pct",
+                "max": 1,
+            },
+            {
+                "name": "plain nulls",
+                "type": "referential",
+                "columns": ["customer_id"],
+                "reference": "customers",
+                "nulls": "fail",
+            },
+            {
+                "name": "as of",
+                "type": "referential",
+                "columns": ["customer_id"],
+                "reference": "customers",
+                "as_of": AS_OF,
+            },
+            {
+                "name": "composite",
+                "type": "referential",
+                "columns": ["customer_id", "region"],
+                "reference": "customers",
+            },
+            {"name": "rows", "type": "num_rows", "min": 1},
+            {"name": "positive", "type": "row_condition", "condition": "amount > 0"},
+            {"name": "avg", "type": "table_condition", "condition": "avg(amount) < 1000"},
+            {"name": "rec", "type": "reconciliation", "reference": "paid", "measure": "sum", "column": "amount"},
+            {"name": "rec n", "type": "reconciliation", "reference": "paid", "measure": "count"},
+        ],
+        customers={"path": "/c"},
+        paid={"path": "/o", "filter": "status = 'paid'"},
+    )
     evaluator = Evaluator(contract, fact, references={"customers": dim, "paid": fact})
     result = evaluator.run()
     assert result.counts()["error"] == 0, [r.message for r in result.checks if r.status == "error"]

@@ -89,14 +89,17 @@ def test_history_window_counts_points_per_check_and_the_band(demo):
     data = load_report_data(demo.results, report_demo.CONTRACT, days=days)
     end = max(r["reference_time"] for r in _last_run(demo))
     for check_id, history in data.history.items():
-        expected = sorted((r["reference_time"], r["metric_value"]) for r in demo.result_rows
-                          if r["check_id"] == check_id and end - dt.timedelta(days=days) <= r["reference_time"] <= end)
+        expected = sorted(
+            (r["reference_time"], r["metric_value"])
+            for r in demo.result_rows
+            if r["check_id"] == check_id and end - dt.timedelta(days=days) <= r["reference_time"] <= end
+        )
         assert [(t, v) for t, v in zip(history.at, history.metric_value)] == expected[-MAX_POINTS:]
     band = data.history["_table_/row_count"]
     assert set(band.expected_min) == {9_500.0} and set(band.expected_max) == {10_500.0}
     page = build_report(demo.results, report_demo.CONTRACT, days=days)
-    assert page.count("<svg") == len(data.history)          # one chart per check, inline
-    assert "#90caf9" in page                                 # the band is drawn (BAND_COLOR)
+    assert page.count("<svg") == len(data.history)  # one chart per check, inline
+    assert "#90caf9" in page  # the band is drawn (BAND_COLOR)
     # Self-contained: nothing fetched (no src/href to a server, no stylesheet link, no @import).
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page) and "<link" not in page
     assert "@import" not in page
@@ -106,9 +109,9 @@ def test_an_older_run_and_its_quarantine_sample(demo):
     older = sorted({r["run_id"] for r in demo.result_rows} - {demo.last_run_id})[0]
     data = load_report_data(demo.results, report_demo.CONTRACT, run_id=older)
     assert data.result.run_id == older
-    assert data.samples == {c: [] for c in data.samples}       # none of its rows are in quarantine
+    assert data.samples == {c: [] for c in data.samples}  # none of its rows are in quarantine
     latest = load_report_data(demo.results, report_demo.CONTRACT, sample_rows=20)
-    assert latest.quarantine_table == demo.quarantine            # found through the registry
+    assert latest.quarantine_table == demo.quarantine  # found through the registry
     assert latest.quarantine_rows == len(demo.quarantine_rows)
     for check_id, sample in latest.samples.items():
         broken = [q for q in demo.quarantine_rows if any(v["check_id"] == check_id for v in q["_dq_violations"])]
@@ -119,8 +122,8 @@ def test_an_older_run_and_its_quarantine_sample(demo):
 def test_hostile_values_render_as_text(hostile):
     page_text = build_report(hostile.results, report_demo.CONTRACT)
     page = Page(page_text)
-    assert page.tags["script"] == 1                          # only the report's own script
-    assert page.tags["img"] == 0                             # the onerror payload stayed text
+    assert page.tags["script"] == 1  # only the report's own script
+    assert page.tags["img"] == 0  # the onerror payload stayed text
     text = "".join(page.text)
     assert report_demo.HOSTILE_SCRIPT in text
     assert report_demo.HOSTILE_ATTR in text
@@ -132,21 +135,37 @@ def test_hostile_values_render_as_text(hostile):
     assert max(len(run) for run in re.findall("x+", text)) <= 500
     assert "window.__pwned" not in "".join(page.scripts)
     csp = [a for tag, a in page.attrs if tag == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
-    assert csp and "script-src 'sha256-" in csp[0]["content"] and "unsafe-inline" not in csp[0]["content"].split(
-        "script-src")[1]
+    assert (
+        csp
+        and "script-src 'sha256-" in csp[0]["content"]
+        and "unsafe-inline" not in csp[0]["content"].split("script-src")[1]
+    )
 
 
 def test_cli_writes_the_report_and_fails_cleanly(demo, tmp_path, capsys):
     out = tmp_path / "r.html"
-    code = cli_main(["report", "--results-table", demo.results, "--contract", report_demo.CONTRACT,
-                     "--days", "7", "-o", str(out)])
+    code = cli_main(
+        ["report", "--results-table", demo.results, "--contract", report_demo.CONTRACT, "--days", "7", "-o", str(out)]
+    )
     assert code == 0 and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    code = cli_main(["report", "--results-table", demo.results, "--contract", report_demo.CONTRACT,
-                     "--run-id", "no-such-run", "-o", str(tmp_path / "x.html")])
+    code = cli_main(
+        [
+            "report",
+            "--results-table",
+            demo.results,
+            "--contract",
+            report_demo.CONTRACT,
+            "--run-id",
+            "no-such-run",
+            "-o",
+            str(tmp_path / "x.html"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 4 and "no run 'no-such-run' of contract 'orders'" in err and "Traceback" not in err
-    code = cli_main(["report", "--results-table", str(tmp_path / "missing"), "--contract", "orders",
-                     "-o", str(tmp_path / "y.html")])
+    code = cli_main(
+        ["report", "--results-table", str(tmp_path / "missing"), "--contract", "orders", "-o", str(tmp_path / "y.html")]
+    )
     assert code == 4 and "does not exist" in capsys.readouterr().err
     with pytest.raises(ReportDataError):
         load_report_data(demo.results, "no_such_contract")
@@ -163,8 +182,9 @@ def test_the_report_imports_neither_airflow_nor_pyspark_and_the_registry_sink_no
     def loaded(mods: set[str], package: str) -> bool:
         return any(m == package or m.startswith(package + ".") for m in mods)
 
-    report = modules_after("from airflow_dq_contracts.report import build_report; "
-                           f"build_report({demo.results!r}, 'orders')")
+    report = modules_after(
+        f"from airflow_dq_contracts.report import build_report; build_report({demo.results!r}, 'orders')"
+    )
     assert not loaded(report, "airflow") and not loaded(report, "pyspark") and loaded(report, "matplotlib")
     sink = modules_after("import airflow_dq_contracts.store.registry_sink")
     assert not loaded(sink, "airflow") and loaded(sink, "pyspark")

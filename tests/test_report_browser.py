@@ -40,14 +40,28 @@ def test_report_in_chromium(tmp_path, hostile):
 
     assert view.console_errors == [] and view.page_errors == []
     assert view.rows == len(last)
+
     # Expected counts by hand from the rows written: the text filter matches name/id/column/type/...
     def searchable(r):
-        return " ".join(str(x) for x in (r["check_name"], r["check_id"], r["column"], r["check_type"],
-                                         r["severity"], r["action"], r["status"], r["message"]) if x).lower()
+        return " ".join(
+            str(x)
+            for x in (
+                r["check_name"],
+                r["check_id"],
+                r["column"],
+                r["check_type"],
+                r["severity"],
+                r["action"],
+                r["status"],
+                r["message"],
+            )
+            if x
+        ).lower()
+
     assert view.visible_after_text_filter == sum("amount" in searchable(r) for r in last) > 0
     assert view.visible_after_status_filter == sum(r["status"] == "failed" for r in last) > 0
     numeric = {r["check_id"] for r in tables.result_rows if r["metric_value"] is not None}
     assert view.charts == len({r["check_id"] for r in last} & numeric)
-    assert view.first_after_sort == min(r["severity"] for r in last)       # ascending by severity
-    assert view.pwned is None                                               # no hostile value ran
+    assert view.first_after_sort == min(r["severity"] for r in last)  # ascending by severity
+    assert view.pwned is None  # no hostile value ran
     assert shot.is_file() and shot.stat().st_size > 10_000

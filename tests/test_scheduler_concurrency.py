@@ -91,50 +91,61 @@ with DAG(
 
 def _environment(home: Path, tmp: Path, port: int, marker: str) -> dict[str, str]:
     """The environment of every Airflow component (and so of the task processes and spark-submit)."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("AIRFLOW", "DQ_CONTRACTS_", "DQ_TESTS_")) and key != "PYSPARK_SUBMIT_ARGS"}
-    env.update({
-        # This checkout's package first, whatever the virtualenv has installed.
-        "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-        # spark-submit and the airflow CLI of this environment (conftest puts it first on PATH too).
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # unpaused explicitly, as a user does
-        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__CORE__PARALLELISM": "8",  # LocalExecutor: that many worker processes
-        "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "8",
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-        "AIRFLOW__API__HOST": "127.0.0.1",
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
-        "AIRFLOW__API__WORKERS": "1",
-        # The scheduler signs the task processes' tokens, the api-server checks them: one secret.
-        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(24),
-        "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
-        "AIRFLOW__OPENLINEAGE__DISABLED": "True",  # no transport here; not what this test is about
-        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
-        # A fresh worker: an empty jars folder, nothing pre-resolved (DQ_CONTRACTS_DELTA_JARS unset).
-        "DQ_CONTRACTS_JARS_DIR": str(tmp / "jars"),
-        "DQ_CONTRACTS_WAREHOUSE": str(tmp / "warehouse"),
-        "DQ_CONTRACTS_JOB_CACHE": str(tmp / "job-cache"),
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-        # Every process of the test (components, task processes, spark-submit in its own session, JVMs)
-        # inherits the marker: the cleanup finds stragglers by it, and so does the cluster fixtures'
-        # reaper after a crashed session (the value starts with this pytest's process id).
-        MARKER_ENV: marker,
-    })
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AIRFLOW", "DQ_CONTRACTS_", "DQ_TESTS_")) and key != "PYSPARK_SUBMIT_ARGS"
+    }
+    env.update(
+        {
+            # This checkout's package first, whatever the virtualenv has installed.
+            "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+            # spark-submit and the airflow CLI of this environment (conftest puts it first on PATH too).
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # unpaused explicitly, as a user does
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "8",  # LocalExecutor: that many worker processes
+            "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "8",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
+            "AIRFLOW__API__WORKERS": "1",
+            # The scheduler signs the task processes' tokens, the api-server checks them: one secret.
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(24),
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+            "AIRFLOW__OPENLINEAGE__DISABLED": "True",  # no transport here; not what this test is about
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
+            # A fresh worker: an empty jars folder, nothing pre-resolved (DQ_CONTRACTS_DELTA_JARS unset).
+            "DQ_CONTRACTS_JARS_DIR": str(tmp / "jars"),
+            "DQ_CONTRACTS_WAREHOUSE": str(tmp / "warehouse"),
+            "DQ_CONTRACTS_JOB_CACHE": str(tmp / "job-cache"),
+            "PYSPARK_PYTHON": sys.executable,
+            "PYSPARK_DRIVER_PYTHON": sys.executable,
+            # Every process of the test (components, task processes, spark-submit in its own session, JVMs)
+            # inherits the marker: the cleanup finds stragglers by it, and so does the cluster fixtures'
+            # reaper after a crashed session (the value starts with this pytest's process id).
+            MARKER_ENV: marker,
+        }
+    )
     env.pop("SPARK_HOME", None)
     return env
 
 
 def _airflow(env: dict[str, str], *args: str, timeout: float = START_DEADLINE_SECONDS) -> str:
     """Run one Airflow CLI command to its end; its output, or an AssertionError holding it."""
-    done = subprocess.run([sys.executable, "-m", "airflow", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, start_new_session=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "airflow", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        start_new_session=True,
+    )
     assert done.returncode == 0, f"airflow {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done.stdout
 
@@ -145,13 +156,20 @@ def _components(env: dict[str, str], logs: Path, marker: str) -> Iterator[dict[s
     procs: dict[str, subprocess.Popen] = {}
     with contextlib.ExitStack() as files:  # the log files, closed once every component has stopped
         try:
-            for name, args in (("api-server", ["api-server", "--workers", "1"]),
-                               ("dag-processor", ["dag-processor"]),
-                               ("scheduler", ["scheduler"])):
+            for name, args in (
+                ("api-server", ["api-server", "--workers", "1"]),
+                ("dag-processor", ["dag-processor"]),
+                ("scheduler", ["scheduler"]),
+            ):
                 # a file: a full pipe would block the component
                 out = files.enter_context(open(logs / f"{name}.log", "w"))
-                procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", *args], env=env, stdout=out,
-                                               stderr=subprocess.STDOUT, start_new_session=True)
+                procs[name] = subprocess.Popen(
+                    [sys.executable, "-m", "airflow", *args],
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             yield procs
         finally:
             for proc in procs.values():
@@ -205,8 +223,11 @@ def _tail(path: Path, chars: int = 4000) -> str:
 def _evidence(home: Path, logs: Path) -> str:
     """The components' logs and every task's log, tails only: the failure message of this test."""
     parts = [f"==== {path.name}\n{_tail(path)}" for path in sorted(logs.glob("*.log"))]
-    parts += [f"==== {path.relative_to(home)}\n{_tail(path, 3000)}" for path in sorted((home / "logs").rglob("*.log"))
-              if "dag_id=" in str(path)]
+    parts += [
+        f"==== {path.relative_to(home)}\n{_tail(path, 3000)}"
+        for path in sorted((home / "logs").rglob("*.log"))
+        if "dag_id=" in str(path)
+    ]
     return "\n".join(parts)
 
 
@@ -219,14 +240,30 @@ def test_six_operator_tasks_on_a_fresh_worker_run_together_and_share_one_new_res
     data.write_text("".join(json.dumps({"id": i, "amount": float(i)}) + "\n" for i in range(5)), encoding="utf-8")
     results = tmp_path / "results"
     contract = {
-        "name": "orders", "version": "1.0.0",
-        "columns": [{"name": "id", "type": "long",
-                     "checks": [{"name": "ids present", "type": "missing", "max": 0, "severity": "P1"}]}],
+        "name": "orders",
+        "version": "1.0.0",
+        "columns": [
+            {
+                "name": "id",
+                "type": "long",
+                "checks": [{"name": "ids present", "type": "missing", "max": 0, "severity": "P1"}],
+            }
+        ],
         "checks": [{"name": "volume", "type": "num_rows", "min": 1, "severity": "P1"}],
     }
-    (home / "dags" / f"{DAG_ID}.py").write_text(DAG_SOURCE.format(
-        contract=contract, dag_id=DAG_ID, tasks=TASKS, data=str(data), results=str(results),
-        quarantine=str(tmp_path / "quarantine"), ivy=str(tmp_path / "ivy"), jvm_opts=FAST_JVM_OPTS), encoding="utf-8")
+    (home / "dags" / f"{DAG_ID}.py").write_text(
+        DAG_SOURCE.format(
+            contract=contract,
+            dag_id=DAG_ID,
+            tasks=TASKS,
+            data=str(data),
+            results=str(results),
+            quarantine=str(tmp_path / "quarantine"),
+            ivy=str(tmp_path / "ivy"),
+            jvm_opts=FAST_JVM_OPTS,
+        ),
+        encoding="utf-8",
+    )
     marker = f"{os.getpid()}:{secrets.token_hex(8)}"
     env = _environment(home, tmp_path, free_port(), marker)
     db = home / "airflow.db"
@@ -258,18 +295,25 @@ def test_six_operator_tasks_on_a_fresh_worker_run_together_and_share_one_new_res
                 assert time.monotonic() < deadline, f"the run is still {state} after {RUN_DEADLINE_SECONDS} s"
                 time.sleep(3)
 
-            instances = _query(db, "SELECT task_id, state, start_date, end_date, try_number FROM task_instance "
-                                   "WHERE dag_id = ? AND run_id = ? ORDER BY task_id", DAG_ID, RUN_ID)
+            instances = _query(
+                db,
+                "SELECT task_id, state, start_date, end_date, try_number FROM task_instance "
+                "WHERE dag_id = ? AND run_id = ? ORDER BY task_id",
+                DAG_ID,
+                RUN_ID,
+            )
             assert state == "success", f"the run ended {state}: {instances}"
             assert [(task_id, ti_state, tries) for task_id, ti_state, _, _, tries in instances] == [
-                (task_id, "success", 1) for task_id in TASKS]  # no retry hid a failed first attempt
+                (task_id, "success", 1) for task_id in TASKS
+            ]  # no retry hid a failed first attempt
 
             intervals = [(_when(start), _when(end)) for _, _, start, end, _ in instances]
             assert _most_at_once(intervals) >= 4, f"at most {_most_at_once(intervals)} tasks overlapped: {intervals}"
 
             rows = delta_rows(results)
             assert sorted((row["task_id"], row["check_id"]) for row in rows) == sorted(
-                (task_id, check_id) for task_id in TASKS for check_id in CHECK_IDS)  # one copy each
+                (task_id, check_id) for task_id in TASKS for check_id in CHECK_IDS
+            )  # one copy each
             assert {(row["dag_id"], row["airflow_run_id"]) for row in rows} == {(DAG_ID, RUN_ID)}
             assert len({row["run_id"] for row in rows}) == len(TASKS)  # each task its own contract run
             assert {row["status"] for row in rows} == {"passed"}

@@ -88,7 +88,10 @@ def test_freshness_sensor_rejects_bad_arguments_when_the_dag_is_parsed(kwargs, m
         ({"path": "/t", "partition_column": "d", "granularity": "yearly"}, "granularity='yearly'"),
         ({"path": "/t", "partition_column": "d", "max_gap_count": 1.5}, "max_gap_count must be an integer"),
         ({"path": "/t", "partition_column": "d", "lookback_days": -7}, "lookback_days must be a number ≥ 0"),
-        ({"path": "/t", "partition_column": "d", "allow_future_gaps": "yes"}, "allow_future_gaps must be True or False"),
+        (
+            {"path": "/t", "partition_column": "d", "allow_future_gaps": "yes"},
+            "allow_future_gaps must be True or False",
+        ),
     ],
 )
 def test_completeness_sensor_rejects_bad_arguments(kwargs, message):
@@ -99,7 +102,9 @@ def test_completeness_sensor_rejects_bad_arguments(kwargs, message):
 def test_deferrable_defaults_to_the_operators_config(monkeypatch):
     monkeypatch.setenv("AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE", "True")
     assert FreshnessSensor(task_id="a", path="/t", timestamp_column="c", max_age_hours=1).deferrable
-    assert not FreshnessSensor(task_id="b", path="/t", timestamp_column="c", max_age_hours=1, deferrable=False).deferrable
+    assert not FreshnessSensor(
+        task_id="b", path="/t", timestamp_column="c", max_age_hours=1, deferrable=False
+    ).deferrable
     monkeypatch.setenv("AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE", "False")
     assert not CompletenessSensor(task_id="c", path="/t", partition_column="d").deferrable
 
@@ -120,22 +125,29 @@ def test_freshness_poke_fresh_and_stale(tmp_path, capsys):
     assert "age 2.0" in logged and "≤ max 3 h → fresh" in logged, logged
     stale = FreshnessSensor(task_id="stale", path=str(path), timestamp_column="created_at", max_age_hours=1.5)
     assert not stale.poke({}).is_done
-    oldest = FreshnessSensor(task_id="oldest", path=str(path), timestamp_column="created_at",
-                             max_age_hours=3 * 24 + 3, aggregation="min")
+    oldest = FreshnessSensor(
+        task_id="oldest", path=str(path), timestamp_column="created_at", max_age_hours=3 * 24 + 3, aggregation="min"
+    )
     assert oldest.poke({}).is_done
 
 
 def test_freshness_poke_with_explicit_reference_and_commit_mode(tmp_path):
     path = tmp_path / "events"
     write_events(path, [utc(2024, 1, 10, 6)])
-    pinned = FreshnessSensor(task_id="pinned", path=str(path), timestamp_column="created_at", max_age_hours=6,
-                             reference_time="2024-01-10T14:00:00+02:00")  # 12:00Z: exactly 6 h
+    pinned = FreshnessSensor(
+        task_id="pinned",
+        path=str(path),
+        timestamp_column="created_at",
+        max_age_hours=6,
+        reference_time="2024-01-10T14:00:00+02:00",
+    )  # 12:00Z: exactly 6 h
     value = pinned.poke({}).xcom_value
     assert value["age_hours"] == 6.0 and value["passed"]
     assert value["reference_time"] == "2024-01-10T12:00:00Z"
     # A template that rendered to "None" (no data interval) means "now": 2024 data is stale now
-    unset = FreshnessSensor(task_id="unset", path=str(path), timestamp_column="created_at", max_age_hours=6,
-                            reference_time="None")
+    unset = FreshnessSensor(
+        task_id="unset", path=str(path), timestamp_column="created_at", max_age_hours=6, reference_time="None"
+    )
     assert not unset.poke({}).is_done
     # commit mode: the table was written seconds ago, whatever its rows say
     commit = FreshnessSensor(task_id="commit", path=str(path), measure="commit", max_age_hours=0.1)
@@ -145,8 +157,14 @@ def test_freshness_poke_with_explicit_reference_and_commit_mode(tmp_path):
 def test_completeness_poke_gapped_then_complete(tmp_path, capsys):
     path = tmp_path / "orders"
     write_daily_partitions(path, [dt.date(2024, 1, d) for d in (1, 2, 4, 5)])
-    sensor = CompletenessSensor(task_id="complete", path=str(path), partition_column="order_date",
-                                granularity="daily", lookback_days=4, reference_time="2024-01-05T12:00:00Z")
+    sensor = CompletenessSensor(
+        task_id="complete",
+        path=str(path),
+        partition_column="order_date",
+        granularity="daily",
+        lookback_days=4,
+        reference_time="2024-01-05T12:00:00Z",
+    )
     first = sensor.poke({})
     logged = capsys.readouterr().out
     assert not first.is_done
@@ -155,9 +173,15 @@ def test_completeness_poke_gapped_then_complete(tmp_path, capsys):
     write_daily_partitions(path, [dt.date(2024, 1, 3)])
     second = sensor.poke({})
     assert second.is_done and second.xcom_value["gap_count"] == 0
-    tolerant = CompletenessSensor(task_id="tolerant", path=str(path), partition_column="order_date",
-                                  lookback_days=9, max_gap_count=1, reference_time="2024-01-05T12:00:00Z",
-                                  allow_future_gaps=False)
+    tolerant = CompletenessSensor(
+        task_id="tolerant",
+        path=str(path),
+        partition_column="order_date",
+        lookback_days=9,
+        max_gap_count=1,
+        reference_time="2024-01-05T12:00:00Z",
+        allow_future_gaps=False,
+    )
     # [12-27 12:00, 01-05 12:00]: 12-27 … 12-31 missing → 5 gaps > 1
     assert tolerant.poke({}).xcom_value["gap_count"] == 5
 
@@ -166,14 +190,19 @@ def test_poke_failures_are_readable_and_final(tmp_path):
     events = tmp_path / "events"
     write_events(events, [utc(2024, 1, 1)])
     cases = [
-        (FreshnessSensor(task_id="t1", path=str(tmp_path / "nope"), timestamp_column="c", max_age_hours=1),
-         "no table at .*nope: the path does not exist"),
-        (FreshnessSensor(task_id="t2", path=str(events), timestamp_column="updated_at", max_age_hours=1),
-         "'updated_at' is not in the table"),
-        (FreshnessSensor(task_id="t3", path=str(events), timestamp_column="id", max_age_hours=1),
-         "of type long, not a timestamp"),
-        (CompletenessSensor(task_id="t4", path=str(events), partition_column="created_at"),
-         "is not partitioned"),
+        (
+            FreshnessSensor(task_id="t1", path=str(tmp_path / "nope"), timestamp_column="c", max_age_hours=1),
+            "no table at .*nope: the path does not exist",
+        ),
+        (
+            FreshnessSensor(task_id="t2", path=str(events), timestamp_column="updated_at", max_age_hours=1),
+            "'updated_at' is not in the table",
+        ),
+        (
+            FreshnessSensor(task_id="t3", path=str(events), timestamp_column="id", max_age_hours=1),
+            "of type long, not a timestamp",
+        ),
+        (CompletenessSensor(task_id="t4", path=str(events), partition_column="created_at"), "is not partitioned"),
     ]
     for sensor, message in cases:
         with pytest.raises(AirflowFailException, match=message) as info:
@@ -184,8 +213,9 @@ def test_poke_failures_are_readable_and_final(tmp_path):
 
 def test_missing_table_can_be_waited_for(tmp_path):
     path = tmp_path / "later"
-    sensor = FreshnessSensor(task_id="wait", path=str(path), timestamp_column="created_at", max_age_hours=1,
-                             fail_on_missing_table=False)
+    sensor = FreshnessSensor(
+        task_id="wait", path=str(path), timestamp_column="created_at", max_age_hours=1, fail_on_missing_table=False
+    )
     assert not sensor.poke({}).is_done
     write_events(path, [now_utc()])
     assert sensor.poke({}).is_done
@@ -193,12 +223,16 @@ def test_missing_table_can_be_waited_for(tmp_path):
 
 def test_table_name_maps_to_the_warehouse_layout(tmp_path, monkeypatch):
     write_events(tmp_path / "silver.db" / "orders", [now_utc()])
-    sensor = FreshnessSensor(task_id="t", table="silver.orders", warehouse=str(tmp_path),
-                             timestamp_column="created_at", max_age_hours=1)
+    sensor = FreshnessSensor(
+        task_id="t", table="silver.orders", warehouse=str(tmp_path), timestamp_column="created_at", max_age_hours=1
+    )
     assert sensor.poke({}).xcom_value["measurement"]["path"] == str(tmp_path / "silver.db" / "orders")
     monkeypatch.setenv("DQ_CONTRACTS_WAREHOUSE", str(tmp_path))
-    assert FreshnessSensor(task_id="u", table="silver.orders", timestamp_column="created_at",
-                           max_age_hours=1).poke({}).is_done
+    assert (
+        FreshnessSensor(task_id="u", table="silver.orders", timestamp_column="created_at", max_age_hours=1)
+        .poke({})
+        .is_done
+    )
     monkeypatch.delenv("DQ_CONTRACTS_WAREHOUSE")
     with pytest.raises(AirflowFailException, match="DQ_CONTRACTS_WAREHOUSE"):
         FreshnessSensor(task_id="v", table="silver.orders", timestamp_column="c", max_age_hours=1).poke({})
@@ -209,13 +243,24 @@ def test_table_name_maps_to_the_warehouse_layout(tmp_path, monkeypatch):
 
 def orders_contract(path: Path, *, fmt: str = "delta", extra_checks: list | None = None) -> dict:
     return {
-        "name": "orders", "version": "1.0.0",
+        "name": "orders",
+        "version": "1.0.0",
         "dataset": {"path": str(path), "format": fmt},
         "checks": [
-            {"name": "Data is fresh", "type": "freshness", "max_age_hours": 3,
-             "timestamp_column": "created_at", "severity": "P0"},
-            {"name": "No missing days", "type": "completeness", "partition_column": "order_date",
-             "granularity": "daily", "lookback_days": 3},
+            {
+                "name": "Data is fresh",
+                "type": "freshness",
+                "max_age_hours": 3,
+                "timestamp_column": "created_at",
+                "severity": "P0",
+            },
+            {
+                "name": "No missing days",
+                "type": "completeness",
+                "partition_column": "order_date",
+                "granularity": "daily",
+                "lookback_days": 3,
+            },
             *(extra_checks or []),
         ],
     }
@@ -255,14 +300,27 @@ def test_contract_problems_are_readable(tmp_path):
     path = tmp_path / "orders"
     cases = [
         (FreshnessSensor(task_id="a", contract=orders_contract(path), check="Nope"), "no check named 'Nope'"),
-        (FreshnessSensor(task_id="b", contract=orders_contract(path), check="No missing days"),
-         "is a 'completeness' check, not 'freshness'"),
-        (FreshnessSensor(task_id="c", contract=orders_contract(path, extra_checks=[
-            {"name": "Also fresh", "type": "freshness", "max_age_hours": 5, "timestamp_column": "x"}])),
-         "has 2 freshness checks .*pass check="),
+        (
+            FreshnessSensor(task_id="b", contract=orders_contract(path), check="No missing days"),
+            "is a 'completeness' check, not 'freshness'",
+        ),
+        (
+            FreshnessSensor(
+                task_id="c",
+                contract=orders_contract(
+                    path,
+                    extra_checks=[
+                        {"name": "Also fresh", "type": "freshness", "max_age_hours": 5, "timestamp_column": "x"}
+                    ],
+                ),
+            ),
+            "has 2 freshness checks .*pass check=",
+        ),
         (FreshnessSensor(task_id="d", contract=orders_contract(path, fmt="csv")), "dataset is csv"),
-        (FreshnessSensor(task_id="e", contract={"name": "x", "checks": [{"name": "f", "type": "freshness"}]}),
-         "invalid contract"),
+        (
+            FreshnessSensor(task_id="e", contract={"name": "x", "checks": [{"name": "f", "type": "freshness"}]}),
+            "invalid contract",
+        ),
     ]
     for sensor, message in cases:
         with pytest.raises(AirflowFailException, match=message):
@@ -286,8 +344,9 @@ def roundtrip(trigger):
 def test_trigger_fires_at_once_when_fresh(tmp_path):
     path = tmp_path / "events"
     write_events(path, [now_utc()])
-    trigger = roundtrip(DeltaFreshnessTrigger(path=str(path), timestamp_column="created_at",
-                                              max_age_hours=1, poke_interval=0.2))
+    trigger = roundtrip(
+        DeltaFreshnessTrigger(path=str(path), timestamp_column="created_at", max_age_hours=1, poke_interval=0.2)
+    )
     event = run_async(first_event(trigger))
     assert event.payload["status"] == "success"
     assert event.payload["result"]["passed"] is True
@@ -296,8 +355,9 @@ def test_trigger_fires_at_once_when_fresh(tmp_path):
 def test_trigger_keeps_polling_until_the_table_turns_fresh(tmp_path):
     path = tmp_path / "events"
     write_events(path, [now_utc() - dt.timedelta(days=2)])
-    trigger = roundtrip(DeltaFreshnessTrigger(path=str(path), timestamp_column="created_at",
-                                              max_age_hours=1, poke_interval=0.3))
+    trigger = roundtrip(
+        DeltaFreshnessTrigger(path=str(path), timestamp_column="created_at", max_age_hours=1, poke_interval=0.3)
+    )
 
     async def scenario():
         task = asyncio.create_task(first_event(trigger))
@@ -317,8 +377,11 @@ def test_trigger_times_out_at_its_absolute_deadline(tmp_path):
     write_events(path, [utc(2024, 1, 1)])
     deadline = now_utc() + dt.timedelta(seconds=1.0)
     # An hour between pokes: only waking for the deadline itself ends this within run_async's limit.
-    trigger = roundtrip(DeltaFreshnessTrigger(path=str(path), timestamp_column="created_at", max_age_hours=1,
-                                              poke_interval=3600, end_time=iso(deadline)))
+    trigger = roundtrip(
+        DeltaFreshnessTrigger(
+            path=str(path), timestamp_column="created_at", max_age_hours=1, poke_interval=3600, end_time=iso(deadline)
+        )
+    )
     event = run_async(first_event(trigger), timeout=600)
     assert event.payload["status"] == "timeout"
     assert "stale" in event.payload["message"]
@@ -333,11 +396,13 @@ def test_trigger_reports_permanent_errors_and_waits_for_a_missing_table(tmp_path
     assert "'nope' is not in the table" in payload["message"]
 
     later = tmp_path / "later"
-    missing = DeltaCompletenessTrigger(path=str(tmp_path / "missing"), partition_column="d", granularity="daily",
-                                       poke_interval=0.1)
+    missing = DeltaCompletenessTrigger(
+        path=str(tmp_path / "missing"), partition_column="d", granularity="daily", poke_interval=0.1
+    )
     assert run_async(first_event(missing)).payload["error"] == "TableNotFoundError"
-    patient = DeltaFreshnessTrigger(path=str(later), timestamp_column="created_at", max_age_hours=1,
-                                    poke_interval=0.2, fail_on_missing_table=False)
+    patient = DeltaFreshnessTrigger(
+        path=str(later), timestamp_column="created_at", max_age_hours=1, poke_interval=0.2, fail_on_missing_table=False
+    )
 
     async def scenario():
         task = asyncio.create_task(first_event(patient))
@@ -352,9 +417,16 @@ def test_trigger_reports_permanent_errors_and_waits_for_a_missing_table(tmp_path
 def test_completeness_trigger_fires_when_the_gap_is_filled(tmp_path):
     path = tmp_path / "orders"
     write_daily_partitions(path, [dt.date(2024, 1, d) for d in (1, 2, 4)])
-    trigger = roundtrip(DeltaCompletenessTrigger(path=str(path), partition_column="order_date", granularity="daily",
-                                                 lookback_days=3, reference_time="2024-01-04T06:00:00Z",
-                                                 poke_interval=0.3))
+    trigger = roundtrip(
+        DeltaCompletenessTrigger(
+            path=str(path),
+            partition_column="order_date",
+            granularity="daily",
+            lookback_days=3,
+            reference_time="2024-01-04T06:00:00Z",
+            poke_interval=0.3,
+        )
+    )
 
     async def scenario():
         task = asyncio.create_task(first_event(trigger))
@@ -372,8 +444,9 @@ def test_trigger_survives_a_restart_with_the_same_deadline(tmp_path):
     path = tmp_path / "events"
     write_events(path, [utc(2024, 1, 1)])
     deadline = now_utc() + dt.timedelta(seconds=60)
-    original = DeltaFreshnessTrigger(path=str(path), timestamp_column="created_at", max_age_hours=1,
-                                     poke_interval=0.2, end_time=iso(deadline))
+    original = DeltaFreshnessTrigger(
+        path=str(path), timestamp_column="created_at", max_age_hours=1, poke_interval=0.2, end_time=iso(deadline)
+    )
 
     async def until_cancelled():
         task = asyncio.create_task(first_event(original))
@@ -471,8 +544,9 @@ def _trigger_row_exists(table_path: Path) -> bool:
 
     with create_session() as session:
         triggers = session.scalars(select(Trigger)).all()
-        return any(t.classpath.endswith("DeltaFreshnessTrigger") and t.kwargs.get("path") == str(table_path)
-                   for t in triggers)
+        return any(
+            t.classpath.endswith("DeltaFreshnessTrigger") and t.kwargs.get("path") == str(table_path) for t in triggers
+        )
 
 
 def _rescheduled(task_id: str) -> bool:
@@ -484,7 +558,8 @@ def _rescheduled(task_id: str) -> bool:
 
     with create_session() as session:
         rows = session.scalars(
-            select(TaskReschedule.id).join(TaskInstance, TaskInstance.id == TaskReschedule.ti_id)
+            select(TaskReschedule.id)
+            .join(TaskInstance, TaskInstance.id == TaskReschedule.ti_id)
             .where(TaskInstance.task_id == task_id)
         ).all()
     return bool(rows)
@@ -528,8 +603,7 @@ def test_sensors_inside_dag_test(airflow_db, tmp_path):  # noqa: F811 - airflow_
     # The missing data arrives only once the sensor is really waiting: deferred to a trigger,
     # or rescheduled (its worker slot given back).
     late_writer = _when(lambda: _trigger_row_exists(late), write_events, late, [now_utc()])
-    gap_writer = _when(lambda: _rescheduled("gapped_reschedule"), write_daily_partitions, gapped,
-                       [dt.date(2024, 1, 4)])
+    gap_writer = _when(lambda: _rescheduled("gapped_reschedule"), write_daily_partitions, gapped, [dt.date(2024, 1, 4)])
     # A logical date, as every scheduled run has: then the run has a data interval (the template
     # below needs one). Without it Airflow 3.0's dag.test() makes a run with neither, 3.1's uses now.
     start = now_utc()

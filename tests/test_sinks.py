@@ -31,22 +31,37 @@ T0 = dt.datetime(2024, 3, 1, 12, 30, 15, 123456, tzinfo=UTC)
 
 # DESIGN §5, written out independently of RESULT_COLUMNS.
 EXPECTED_RESULTS_SCHEMA = [
-    ("run_id", "string"), ("contract_name", "string"), ("contract_version", "string"),
-    ("dataset", "string"), ("check_id", "string"), ("check_name", "string"),
-    ("check_type", "string"), ("column", "string"), ("severity", "string"), ("action", "string"),
-    ("validator", "string"), ("metric_value", "double"), ("status", "string"),
-    ("passed", "boolean"), ("failed_rows", "bigint"), ("message", "string"),
-    ("row_count", "bigint"), ("filter", "string"), ("evaluated_at", "timestamp"),
-    ("dag_id", "string"), ("task_id", "string"), ("airflow_run_id", "string"),
+    ("run_id", "string"),
+    ("contract_name", "string"),
+    ("contract_version", "string"),
+    ("dataset", "string"),
+    ("check_id", "string"),
+    ("check_name", "string"),
+    ("check_type", "string"),
+    ("column", "string"),
+    ("severity", "string"),
+    ("action", "string"),
+    ("validator", "string"),
+    ("metric_value", "double"),
+    ("status", "string"),
+    ("passed", "boolean"),
+    ("failed_rows", "bigint"),
+    ("message", "string"),
+    ("row_count", "bigint"),
+    ("filter", "string"),
+    ("evaluated_at", "timestamp"),
+    ("dag_id", "string"),
+    ("task_id", "string"),
+    ("airflow_run_id", "string"),
     # second wave, appended
-    ("tags", "array<string>"), ("reference_time", "timestamp"),
-    ("expected_min", "double"), ("expected_max", "double"),
+    ("tags", "array<string>"),
+    ("reference_time", "timestamp"),
+    ("expected_min", "double"),
+    ("expected_max", "double"),
 ]
 FIRST_WAVE_COLUMNS = EXPECTED_RESULTS_SCHEMA[:22]
 
-VIOLATIONS_DDL = (
-    "array<struct<check_id:string,check_name:string,check_type:string,severity:string,action:string>>"
-)
+VIOLATIONS_DDL = "array<struct<check_id:string,check_name:string,check_type:string,severity:string,action:string>>"
 
 
 def sinks():
@@ -204,8 +219,9 @@ def test_results_table_of_the_first_release_is_evolved_and_old_rows_read_as_null
     assert [(f.name, f.dataType.simpleString()) for f in schema.fields] == EXPECTED_RESULTS_SCHEMA
     assert as_dicts(results_store.read_results(path, "run-new")) == as_dicts(new)
     assert as_dicts(sk.read_results(spark, path, "run-new")) == as_dicts(new)
-    expected_old = [dataclasses.replace(r, tags=None, reference_time=None, expected_min=None, expected_max=None)
-                    for r in old]
+    expected_old = [
+        dataclasses.replace(r, tags=None, reference_time=None, expected_min=None, expected_max=None) for r in old
+    ]
     assert as_dicts(results_store.read_results(path, "run-old")) == as_dicts(expected_old)
     assert as_dicts(sk.read_results(spark, path, "run-old")) == as_dicts(expected_old)
 
@@ -230,8 +246,7 @@ def test_same_run_twice_leaves_one_copy_and_other_runs_accumulate(spark, tmp_pat
     commits = sorted(write_commits(spark, path), key=lambda c: c["version"])
     assert len(commits) == 3
     assert [c["operationParameters"].get("mode") for c in commits[:2]] == ["Append", "Append"]
-    assert [c["operationParameters"].get("predicate") for c in commits] == [
-        None, None, "run_id = 'it\\'s a \\\\ run'"]
+    assert [c["operationParameters"].get("predicate") for c in commits] == [None, None, "run_id = 'it\\'s a \\\\ run'"]
 
     # A run that now has no checks removes its earlier rows.
     assert sk.write_results(spark, [], path, run_id="run-b") == 0
@@ -265,12 +280,19 @@ def test_spark_results_store_writes_replaces_and_reads_through_the_store_interfa
     assert store.read_history("orders", since=T0) == []
 
     row = {name: None for name, _ in REGISTRY_COLUMNS}
-    row.update(contract_name="orders", contract_version="1.0.0", owner="team-a", first_run_at=T0,
-               last_run_at=T0, last_run_id="run-1")
+    row.update(
+        contract_name="orders",
+        contract_version="1.0.0",
+        owner="team-a",
+        first_run_at=T0,
+        last_run_at=T0,
+        last_run_id="run-1",
+    )
     store.upsert_registry(row)
     later = T0 + dt.timedelta(hours=1)
-    store.upsert_registry({**row, "owner": "team-b", "first_run_at": later, "last_run_at": later,
-                           "last_run_id": "run-2"})
+    store.upsert_registry(
+        {**row, "owner": "team-b", "first_run_at": later, "last_run_at": later, "last_run_id": "run-2"}
+    )
     stored = store.read_registry("orders")
     assert (stored["owner"], stored["first_run_at"], stored["last_run_id"]) == ("team-b", T0, "run-2")
     assert store.read_registry("orders", "9.9.9") is None and store.read_registry("customers") is None
@@ -359,8 +381,14 @@ def test_spark_results_store_reads_catalog_tables_with_spark(spark):
         assert store.read_registry("orders") is None  # no registry table yet
 
         row = {name: None for name, _ in REGISTRY_COLUMNS}
-        row.update(contract_name="orders", contract_version="1.0.0", owner="team-a", first_run_at=T0,
-                   last_run_at=T0, last_run_id="run-1")
+        row.update(
+            contract_name="orders",
+            contract_version="1.0.0",
+            owner="team-a",
+            first_run_at=T0,
+            last_run_at=T0,
+            last_run_id="run-1",
+        )
         store.upsert_registry(row)
         stored = store.read_registry("orders", "1.0.0")
         assert (stored["owner"], stored["first_run_at"]) == ("team-a", T0)
@@ -416,11 +444,17 @@ ANNOTATED_ROWS = [
     (2, "b", None, None, None),  # NULL violations = none
     (3, "c", 30.0, "us", [violation("amount:positive", "flag")]),  # flag only: valid
     (4, None, 40.0, "eu", [violation("name:not_null", "quarantine")]),
-    (5, "e", -5.0, "us", [  # several violations: quarantined once, listing all three
-        violation("amount:positive", "flag"),
-        violation("id:range", "gate"),
-        violation("name:pattern", "quarantine"),
-    ]),
+    (
+        5,
+        "e",
+        -5.0,
+        "us",
+        [  # several violations: quarantined once, listing all three
+            violation("amount:positive", "flag"),
+            violation("id:range", "gate"),
+            violation("name:pattern", "quarantine"),
+        ],
+    ),
     (6, "f", 60.0, "eu", [violation("x:odd", None)]),  # no action: not quarantining
     (7, "g", 70.0, "us", [violation("name:pattern", "quarantine")]),
     (7, "g", 70.0, "us", [violation("name:pattern", "quarantine")]),  # exact duplicate: both kept
@@ -459,8 +493,13 @@ def test_split_quarantine_and_valid_conserve_rows(spark, tmp_path):
 
     q_df = spark.read.format("delta").load(q_path)
     assert [(f.name, f.dataType.simpleString()) for f in q_df.schema.fields] == [
-        ("id", "int"), ("name", "string"), ("amount", "double"), ("src.region", "string"),
-        ("_dq_run_id", "string"), ("_dq_violations", VIOLATIONS_DDL), ("_dq_quarantined_at", "timestamp"),
+        ("id", "int"),
+        ("name", "string"),
+        ("amount", "double"),
+        ("src.region", "string"),
+        ("_dq_run_id", "string"),
+        ("_dq_violations", VIOLATIONS_DDL),
+        ("_dq_quarantined_at", "timestamp"),
     ]
     v_df = spark.read.format("delta").load(v_path)
     assert v_df.columns == ["id", "name", "amount", "src.region", "_dq_run_id", "_dq_flags"]
@@ -469,9 +508,7 @@ def test_split_quarantine_and_valid_conserve_rows(spark, tmp_path):
         return (row["id"], row["name"], row["amount"], row["src.region"])
 
     q_rows = q_df.selectExpr("*", "unix_micros(_dq_quarantined_at) AS at_us").collect()
-    got_quarantined = collections.Counter(
-        data(r) + (tuple(tuple(v) for v in r["_dq_violations"]),) for r in q_rows
-    )
+    got_quarantined = collections.Counter(data(r) + (tuple(tuple(v) for v in r["_dq_violations"]),) for r in q_rows)
     assert got_quarantined == collections.Counter(r[:4] + (tuple(r[4]),) for r in exp_quarantined)
     assert {r["_dq_run_id"] for r in q_rows} == {"run-1"}
     at_us = (at - dt.datetime(1970, 1, 1, tzinfo=UTC)) // dt.timedelta(microseconds=1)
@@ -482,7 +519,8 @@ def test_split_quarantine_and_valid_conserve_rows(spark, tmp_path):
     # A kept row keeps its (flag) violations as _dq_flags; none → empty, NULL stays NULL.
     flags = lambda vs: None if vs is None else tuple(tuple(v) for v in vs)  # noqa: E731
     assert collections.Counter(data(r) + (flags(r["_dq_flags"]),) for r in v_rows) == collections.Counter(
-        r[:4] + (flags(r[4]),) for r in exp_valid)
+        r[:4] + (flags(r[4]),) for r in exp_valid
+    )
     assert {r["_dq_run_id"] for r in v_rows} == {"run-1"}
     # Conservation: valid + quarantined is exactly the input, duplicates included.
     assert collections.Counter(data(r) for r in v_rows) + collections.Counter(data(r) for r in q_rows) == (
@@ -594,7 +632,10 @@ class Interferer:
                             [(100 + self.commits, "other", [violation("c:q", "quarantine")])],
                             f"id int, note string, _dq_violations {VIOLATIONS_DDL}",
                         ).select(
-                            "id", "note", F.lit(f"other-{self.commits}").alias("_dq_run_id"), "_dq_violations",
+                            "id",
+                            "note",
+                            F.lit(f"other-{self.commits}").alias("_dq_run_id"),
+                            "_dq_violations",
                             F.current_timestamp().alias("_dq_quarantined_at"),
                         )
                         other.write.format("delta").mode("append").save(self.path)
@@ -626,16 +667,18 @@ def blocking_frame(spark, signal_dir: Path):
             _time.sleep(0.05)
         return note
 
-    frame = spark.createDataFrame([(1, "mine", [violation("c:q", "quarantine")])],
-                                  f"id int, note string, _dq_violations {VIOLATIONS_DDL}")
+    frame = spark.createDataFrame(
+        [(1, "mine", [violation("c:q", "quarantine")])], f"id int, note string, _dq_violations {VIOLATIONS_DDL}"
+    )
     return frame.withColumn("note", wait_for_other_writer("note"))
 
 
 def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark, tmp_path):
     sk = sinks()
     path = str(tmp_path / "quarantine")
-    seed = spark.createDataFrame([(0, "seed", [violation("c:q", "quarantine")])],
-                                 f"id int, note string, _dq_violations {VIOLATIONS_DDL}")
+    seed = spark.createDataFrame(
+        [(0, "seed", [violation("c:q", "quarantine")])], f"id int, note string, _dq_violations {VIOLATIONS_DDL}"
+    )
     sk.write_quarantine(spark, seed, path, run_id="seed")
     # An earlier attempt of run "mine": the writes below are retries, which replace the run's rows,
     # and a replacing commit conflicts with any append committed while it ran.

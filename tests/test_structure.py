@@ -172,7 +172,7 @@ def test_the_package_is_typed_and_checked():
     for section in ("[tool.ruff]", "[tool.ruff.lint]", "[tool.mypy]", "[tool.importlinter]"):
         assert section in pyproject, section
     dev = (ROOT / "dev").read_text(encoding="utf-8")
-    for command in ("ruff\" check", "ruff\" format --check", "mypy\"", "lint-imports\""):
+    for command in ('ruff" check', 'ruff" format --check', 'mypy"', 'lint-imports"'):
         assert command in dev, command
 
 

@@ -416,5 +416,8 @@ def test_count_gaps_matches_a_brute_force_oracle(granularity):
         for allow in (True, False):
             report = count_gaps(values, reference, granularity, lookback, allow_future_gaps=allow)
             assert list(report.missing) == _oracle_gaps(values, reference, granularity, lookback, allow), (
-                granularity, reference, lookback, allow,
+                granularity,
+                reference,
+                lookback,
+                allow,
             )

@@ -39,54 +39,103 @@ def test_default_tolerance_is_1e_9() -> None:
     assert next(contract.all_checks()).validator.tolerance == 1e-9
 
 
-@pytest.mark.parametrize("metric, ok", [
-    (100, True), (100.5, True), (99.999999999, True),           # 100 − 1e-9 is still accepted
-    (below(99.999999999), False), (99.999999998, False), (99.9999999995, True), (-INF, False), (INF, True),
-])
+@pytest.mark.parametrize(
+    "metric, ok",
+    [
+        (100, True),
+        (100.5, True),
+        (99.999999999, True),  # 100 − 1e-9 is still accepted
+        (below(99.999999999), False),
+        (99.999999998, False),
+        (99.9999999995, True),
+        (-INF, False),
+        (INF, True),
+    ],
+)
 def test_min_default_tolerance(metric: float, ok: bool) -> None:
     assert Validator("min", low=100).passes(metric) is ok
 
 
-@pytest.mark.parametrize("metric, ok", [
-    (100, True), (0, True), (100.000000001, True), (above(100.000000001), False), (100.000000002, False),
-    (INF, False), (-INF, True),
-])
+@pytest.mark.parametrize(
+    "metric, ok",
+    [
+        (100, True),
+        (0, True),
+        (100.000000001, True),
+        (above(100.000000001), False),
+        (100.000000002, False),
+        (INF, False),
+        (-INF, True),
+    ],
+)
 def test_max_default_tolerance(metric: float, ok: bool) -> None:
     assert Validator("max", high=100).passes(metric) is ok
 
 
-@pytest.mark.parametrize("metric, ok", [
-    (100, True), (500000, True), (1000000, True),
-    (99.999999999, True), (below(99.999999999), False),
-    (1000000.000000001, True), (above(1000000.000000001), False),
-])
+@pytest.mark.parametrize(
+    "metric, ok",
+    [
+        (100, True),
+        (500000, True),
+        (1000000, True),
+        (99.999999999, True),
+        (below(99.999999999), False),
+        (1000000.000000001, True),
+        (above(1000000.000000001), False),
+    ],
+)
 def test_between_default_tolerance_on_each_side(metric: float, ok: bool) -> None:
     assert Validator("between", low=100, high=1000000).passes(metric) is ok
 
 
-@pytest.mark.parametrize("metric, ok", [
-    (95, False), (90, False), (99, False),                   # inside the excluded range
-    (89.999999999, False), (below(89.999999999), True),      # low − tol is still excluded
-    (99.000000001, False), (above(99.000000001), True),      # high + tol is still excluded
-    (0, True), (10 ** 8, True), (-INF, True), (INF, True),
-])
+@pytest.mark.parametrize(
+    "metric, ok",
+    [
+        (95, False),
+        (90, False),
+        (99, False),  # inside the excluded range
+        (89.999999999, False),
+        (below(89.999999999), True),  # low − tol is still excluded
+        (99.000000001, False),
+        (above(99.000000001), True),  # high + tol is still excluded
+        (0, True),
+        (10**8, True),
+        (-INF, True),
+        (INF, True),
+    ],
+)
 def test_not_between_default_tolerance_on_each_side(metric: float, ok: bool) -> None:
     assert Validator("not_between", low=90, high=99).passes(metric) is ok
 
 
-@pytest.mark.parametrize("metric, ok", [
-    (9500000, False), (9000000, False), (9999999, False), (8999999, True), (10000000, True),
-    # Floats this large are ~1.9e-9 apart, so the next float below 9000000 is already below low − 1e-9.
-    (below(9000000.0), True), (above(9999999.0), True),
-])
+@pytest.mark.parametrize(
+    "metric, ok",
+    [
+        (9500000, False),
+        (9000000, False),
+        (9999999, False),
+        (8999999, True),
+        (10000000, True),
+        # Floats this large are ~1.9e-9 apart, so the next float below 9000000 is already below low − 1e-9.
+        (below(9000000.0), True),
+        (above(9999999.0), True),
+    ],
+)
 def test_not_between_the_spec_example(metric: float, ok: bool) -> None:
     assert Validator("not_between", low=9000000, high=9999999).passes(metric) is ok
 
 
-@pytest.mark.parametrize("metric, ok", [
-    (1000, True), (999.999999999, True), (1000.000000001, True),
-    (below(999.999999999), False), (above(1000.000000001), False), (INF, False),
-])
+@pytest.mark.parametrize(
+    "metric, ok",
+    [
+        (1000, True),
+        (999.999999999, True),
+        (1000.000000001, True),
+        (below(999.999999999), False),
+        (above(1000.000000001), False),
+        (INF, False),
+    ],
+)
 def test_equals_default_tolerance(metric: float, ok: bool) -> None:
     assert Validator("equals", low=1000).passes(metric) is ok
 
@@ -94,33 +143,49 @@ def test_equals_default_tolerance(metric: float, ok: bool) -> None:
 # ---------------------------------------------------------------------------- explicit tolerance
 
 
-@pytest.mark.parametrize("kind, low, high, metric, ok", [
-    ("min", 10, None, 9.5, True), ("min", 10, None, below(9.5), False), ("min", 10, None, 10, True),
-    ("max", None, 10, 10.5, True), ("max", None, 10, above(10.5), False), ("max", None, 10, 10, True),
-    ("between", 1, 2, 0.5, True), ("between", 1, 2, below(0.5), False),
-    ("between", 1, 2, 2.5, True), ("between", 1, 2, above(2.5), False),
-    ("not_between", 1, 2, 0.5, False), ("not_between", 1, 2, below(0.5), True),
-    ("not_between", 1, 2, 2.5, False), ("not_between", 1, 2, above(2.5), True),
-    ("not_between", 1, 2, 1.5, False),
-    ("equals", 7, None, 6.5, True), ("equals", 7, None, 7.5, True),
-    ("equals", 7, None, below(6.5), False), ("equals", 7, None, above(7.5), False),
-])
+@pytest.mark.parametrize(
+    "kind, low, high, metric, ok",
+    [
+        ("min", 10, None, 9.5, True),
+        ("min", 10, None, below(9.5), False),
+        ("min", 10, None, 10, True),
+        ("max", None, 10, 10.5, True),
+        ("max", None, 10, above(10.5), False),
+        ("max", None, 10, 10, True),
+        ("between", 1, 2, 0.5, True),
+        ("between", 1, 2, below(0.5), False),
+        ("between", 1, 2, 2.5, True),
+        ("between", 1, 2, above(2.5), False),
+        ("not_between", 1, 2, 0.5, False),
+        ("not_between", 1, 2, below(0.5), True),
+        ("not_between", 1, 2, 2.5, False),
+        ("not_between", 1, 2, above(2.5), True),
+        ("not_between", 1, 2, 1.5, False),
+        ("equals", 7, None, 6.5, True),
+        ("equals", 7, None, 7.5, True),
+        ("equals", 7, None, below(6.5), False),
+        ("equals", 7, None, above(7.5), False),
+    ],
+)
 def test_tolerance_half_on_each_side(kind: str, low, high, metric: float, ok: bool) -> None:
     assert Validator(kind, low=low, high=high, tolerance=0.5).passes(metric) is ok
 
 
-@pytest.mark.parametrize("kind, low, high, tol, metric", [
-    # The spec's own examples at their exact decimal boundaries (binary floats alone would reject them).
-    ("equals", 3.5, None, 0.1, 3.4),            # "Average rating matches target": 3.5 within 0.1
-    ("equals", 3.5, None, 0.1, 3.6),
-    ("equals", 300.0, None, 5.0, 295.0),       # P99 exactly 300 s within 5 s
-    ("equals", 1000000.0, None, 0.01, 999999.99),
-    ("equals", 1000000.0, None, 0.01, 1000000.01),
-    ("max", None, 0.7, 0.1, 0.8),
-    ("min", 0.3, None, 0.1, 0.2),
-    ("between", 0.1, 0.2, 0.1, 0.3),
-    ("between", 0.1, 0.2, 0.1, 0.0),
-])
+@pytest.mark.parametrize(
+    "kind, low, high, tol, metric",
+    [
+        # The spec's own examples at their exact decimal boundaries (binary floats alone would reject them).
+        ("equals", 3.5, None, 0.1, 3.4),  # "Average rating matches target": 3.5 within 0.1
+        ("equals", 3.5, None, 0.1, 3.6),
+        ("equals", 300.0, None, 5.0, 295.0),  # P99 exactly 300 s within 5 s
+        ("equals", 1000000.0, None, 0.01, 999999.99),
+        ("equals", 1000000.0, None, 0.01, 1000000.01),
+        ("max", None, 0.7, 0.1, 0.8),
+        ("min", 0.3, None, 0.1, 0.2),
+        ("between", 0.1, 0.2, 0.1, 0.3),
+        ("between", 0.1, 0.2, 0.1, 0.0),
+    ],
+)
 def test_decimal_boundaries_are_exact(kind: str, low, high, tol: float, metric: float) -> None:
     validator = Validator(kind, low=low, high=high, tolerance=tol)
     assert validator.passes(metric)
@@ -137,15 +202,26 @@ def test_not_between_decimal_boundary_is_exact() -> None:
 # --------------------------------------------------------------------------------------- tolerance 0
 
 
-@pytest.mark.parametrize("kind, low, high, metric, ok", [
-    ("min", 0, None, 0, True), ("min", 0, None, -0.0, True), ("min", 0, None, below(0.0), False),
-    ("max", None, 0, 0, True), ("max", None, 0, above(0.0), False),
-    ("between", 5, 5, 5, True), ("between", 5, 5, below(5.0), False), ("between", 5, 5, above(5.0), False),
-    ("not_between", 5, 6, 5, False), ("not_between", 5, 6, below(5.0), True),
-    ("not_between", 5, 6, 6, False), ("not_between", 5, 6, above(6.0), True),
-    ("equals", 1000, None, 1000, True), ("equals", 1000, None, above(1000.0), False),
-    ("equals", 1000, None, below(1000.0), False),
-])
+@pytest.mark.parametrize(
+    "kind, low, high, metric, ok",
+    [
+        ("min", 0, None, 0, True),
+        ("min", 0, None, -0.0, True),
+        ("min", 0, None, below(0.0), False),
+        ("max", None, 0, 0, True),
+        ("max", None, 0, above(0.0), False),
+        ("between", 5, 5, 5, True),
+        ("between", 5, 5, below(5.0), False),
+        ("between", 5, 5, above(5.0), False),
+        ("not_between", 5, 6, 5, False),
+        ("not_between", 5, 6, below(5.0), True),
+        ("not_between", 5, 6, 6, False),
+        ("not_between", 5, 6, above(6.0), True),
+        ("equals", 1000, None, 1000, True),
+        ("equals", 1000, None, above(1000.0), False),
+        ("equals", 1000, None, below(1000.0), False),
+    ],
+)
 def test_tolerance_zero_is_exact(kind: str, low, high, metric: float, ok: bool) -> None:
     assert Validator(kind, low=low, high=high, tolerance=0).passes(metric) is ok
 
@@ -171,17 +247,30 @@ def test_noop_never_fails(metric) -> None:
     assert Validator("noop").passes(metric, failed_rows=99)
 
 
-@pytest.mark.parametrize("metric, failed_rows, ok", [
-    (100.0, 0, True), (None, 0, True), (NAN, 0, True),     # the metric itself is not what is judged
-    (100.0, 1, False), (100.0, None, False),               # unknown violations: fail closed
-])
+@pytest.mark.parametrize(
+    "metric, failed_rows, ok",
+    [
+        (100.0, 0, True),
+        (None, 0, True),
+        (NAN, 0, True),  # the metric itself is not what is judged
+        (100.0, 1, False),
+        (100.0, None, False),  # unknown violations: fail closed
+    ],
+)
 def test_all_conform_reads_failed_rows(metric, failed_rows, ok: bool) -> None:
     assert Validator("all_conform").passes(metric, failed_rows=failed_rows) is ok
 
 
-@pytest.mark.parametrize("kind, low, high", [
-    ("min", 0, None), ("max", None, 10), ("between", 0, 10), ("not_between", 0, 10), ("equals", 5, None),
-])
+@pytest.mark.parametrize(
+    "kind, low, high",
+    [
+        ("min", 0, None),
+        ("max", None, 10),
+        ("between", 0, 10),
+        ("not_between", 0, 10),
+        ("equals", 5, None),
+    ],
+)
 @pytest.mark.parametrize("metric", [None, NAN])
 def test_missing_or_nan_metric_fails_every_bounded_validator(kind: str, low, high, metric) -> None:
     assert Validator(kind, low=low, high=high).passes(metric) is False
@@ -192,28 +281,34 @@ def test_unknown_kind_is_refused() -> None:
         Validator("atleast", low=1)
 
 
-@pytest.mark.parametrize("yaml_check, kind, low, high", [
-    ("{name: c, type: freshness, max_age_hours: 24, timestamp_column: ts}", "max", None, 24),
-    ("{name: c, type: completeness, partition_column: d, granularity: daily}", "max", None, 0),
-    ("{name: c, type: completeness, partition_column: d, granularity: daily, max_gap_count: 2}", "max", None, 2),
-    ("{name: c, type: num_rows}", "noop", None, None),
-])
+@pytest.mark.parametrize(
+    "yaml_check, kind, low, high",
+    [
+        ("{name: c, type: freshness, max_age_hours: 24, timestamp_column: ts}", "max", None, 24),
+        ("{name: c, type: completeness, partition_column: d, granularity: daily}", "max", None, 0),
+        ("{name: c, type: completeness, partition_column: d, granularity: daily, max_gap_count: 2}", "max", None, 2),
+        ("{name: c, type: num_rows}", "noop", None, None),
+    ],
+)
 def test_implicit_table_validators(yaml_check: str, kind: str, low, high) -> None:
     check = next(load_contract(f"name: t\nchecks:\n  - {yaml_check}\n").all_checks())
     assert (check.validator.kind, check.validator.low, check.validator.high) == (kind, low, high)
 
 
-@pytest.mark.parametrize("yaml_check, kind", [
-    ("{name: c, type: whitelist, values: [a]}", "all_conform"),
-    ("{name: c, type: blacklist, values: [a]}", "all_conform"),
-    ("{name: c, type: pattern, format: email}", "all_conform"),
-    ("{name: c, type: pattern, pattern: '^a'}", "all_conform"),
-    ("{name: c, type: missing}", "noop"),
-    ("{name: c, type: duplicates}", "noop"),
-    ("{name: c, type: variance}", "noop"),
-    ("{name: c, type: mean}", "noop"),
-    ("{name: c, type: whitelist, values: [a], return: pct, min: 0.9}", "min"),
-])
+@pytest.mark.parametrize(
+    "yaml_check, kind",
+    [
+        ("{name: c, type: whitelist, values: [a]}", "all_conform"),
+        ("{name: c, type: blacklist, values: [a]}", "all_conform"),
+        ("{name: c, type: pattern, format: email}", "all_conform"),
+        ("{name: c, type: pattern, pattern: '^a'}", "all_conform"),
+        ("{name: c, type: missing}", "noop"),
+        ("{name: c, type: duplicates}", "noop"),
+        ("{name: c, type: variance}", "noop"),
+        ("{name: c, type: mean}", "noop"),
+        ("{name: c, type: whitelist, values: [a], return: pct, min: 0.9}", "min"),
+    ],
+)
 def test_implicit_column_validators(yaml_check: str, kind: str) -> None:
     check = next(load_contract(f"name: t\ncolumns:\n  - {{name: x, checks: [{yaml_check}]}}\n").all_checks())
     assert check.validator.kind == kind
@@ -222,15 +317,18 @@ def test_implicit_column_validators(yaml_check: str, kind: str) -> None:
 # ------------------------------------------------------------------------------------------ limits
 
 
-@pytest.mark.parametrize("validator, lower, upper", [
-    (Validator("min", low=0.3, tolerance=0.1), 0.2, None),
-    (Validator("max", high=0.7, tolerance=0.1), None, 0.8),
-    (Validator("between", low=1, high=2, tolerance=0.5), 0.5, 2.5),
-    (Validator("equals", low=5, tolerance=1), 4.0, 6.0),
-    (Validator("min", low=100), 99.999999999, None),
-    (Validator("not_between", low=1, high=2), None, None),
-    (Validator("noop"), None, None),
-])
+@pytest.mark.parametrize(
+    "validator, lower, upper",
+    [
+        (Validator("min", low=0.3, tolerance=0.1), 0.2, None),
+        (Validator("max", high=0.7, tolerance=0.1), None, 0.8),
+        (Validator("between", low=1, high=2, tolerance=0.5), 0.5, 2.5),
+        (Validator("equals", low=5, tolerance=1), 4.0, 6.0),
+        (Validator("min", low=100), 99.999999999, None),
+        (Validator("not_between", low=1, high=2), None, None),
+        (Validator("noop"), None, None),
+    ],
+)
 def test_limits_for_per_row_predicates(validator: Validator, lower, upper) -> None:
     assert (validator.lower_limit, validator.upper_limit) == (lower, upper)
 
@@ -238,20 +336,23 @@ def test_limits_for_per_row_predicates(validator: Validator, lower, upper) -> No
 # ----------------------------------------------------------------------------------------- describe
 
 
-@pytest.mark.parametrize("validator, text", [
-    (Validator("between", low=100, high=1000000), "between [100, 1000000] ±1e-9"),
-    (Validator("not_between", low=9000000, high=9999999), "not_between [9000000, 9999999] ±1e-9"),
-    (Validator("min", low=0, tolerance=0), "min 0 ±0"),
-    (Validator("min", low=0.95), "min 0.95 ±1e-9"),
-    (Validator("max", high=0.01), "max 0.01 ±1e-9"),
-    (Validator("equals", low=1000000.0, tolerance=0.01), "equals 1000000 ±0.01"),
-    (Validator("equals", low=3.5, tolerance=0.1), "equals 3.5 ±0.1"),
-    (Validator("between", low=-50.0, high=0.0), "between [-50, 0] ±1e-9"),
-    (Validator("max", high=10, tolerance=2.5e-10), "max 10 ±2.5e-10"),
-    (Validator("noop"), "noop"),
-    (Validator("all_conform"), "implicit: all conform"),
-    (Validator("max", high=24.0, metric_name="age_hours"), "age_hours max 24 ±1e-9"),
-])
+@pytest.mark.parametrize(
+    "validator, text",
+    [
+        (Validator("between", low=100, high=1000000), "between [100, 1000000] ±1e-9"),
+        (Validator("not_between", low=9000000, high=9999999), "not_between [9000000, 9999999] ±1e-9"),
+        (Validator("min", low=0, tolerance=0), "min 0 ±0"),
+        (Validator("min", low=0.95), "min 0.95 ±1e-9"),
+        (Validator("max", high=0.01), "max 0.01 ±1e-9"),
+        (Validator("equals", low=1000000.0, tolerance=0.01), "equals 1000000 ±0.01"),
+        (Validator("equals", low=3.5, tolerance=0.1), "equals 3.5 ±0.1"),
+        (Validator("between", low=-50.0, high=0.0), "between [-50, 0] ±1e-9"),
+        (Validator("max", high=10, tolerance=2.5e-10), "max 10 ±2.5e-10"),
+        (Validator("noop"), "noop"),
+        (Validator("all_conform"), "implicit: all conform"),
+        (Validator("max", high=24.0, metric_name="age_hours"), "age_hours max 24 ±1e-9"),
+    ],
+)
 def test_describe(validator: Validator, text: str) -> None:
     assert validator.describe() == text
 
@@ -260,9 +361,12 @@ def test_describe_of_implicit_freshness_and_completeness() -> None:
     contract = load_contract(
         "name: t\nchecks:\n"
         "  - {name: f, type: freshness, max_age_hours: 24, timestamp_column: ts}\n"
-        "  - {name: c, type: completeness, partition_column: d, granularity: daily}\n")
+        "  - {name: c, type: completeness, partition_column: d, granularity: daily}\n"
+    )
     assert [c.validator.describe() for c in contract.all_checks()] == [
-        "age_hours max 24 ±1e-9", "gap_count max 0 ±1e-9"]
+        "age_hours max 24 ±1e-9",
+        "gap_count max 0 ±1e-9",
+    ]
 
 
 def test_describe_failure() -> None:
@@ -313,8 +417,12 @@ def test_randomised_against_exact_arithmetic() -> None:
             boundary_cases += 1
         else:
             metric = decimal_text()
-        validator = Validator(kind, low=float(low) if low is not None else None,
-                              high=float(high) if high is not None else None, tolerance=float(tol))
+        validator = Validator(
+            kind,
+            low=float(low) if low is not None else None,
+            high=float(high) if high is not None else None,
+            tolerance=float(tol),
+        )
         want = _oracle(kind, low, high, tol, metric)
         assert validator.passes(float(metric)) is want, (kind, low, high, tol, metric)
         hits[want] += 1

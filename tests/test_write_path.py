@@ -19,15 +19,19 @@ from airflow_dq_contracts.store import results_store, sinks
 
 pytestmark = pytest.mark.spark
 
-CONTRACT = load_contract({
-    "name": "write_path",
-    "columns": [
-        {"name": "id", "checks": [{"name": "unique", "type": "duplicates", "max": 0, "severity": "P2"}]},  # flag
-        {"name": "status", "checks": [{"name": "known", "type": "whitelist", "values": ["new", "paid"],
-                                       "severity": "P1"}]},  # quarantine
-        {"name": "day"},
-    ],
-})
+CONTRACT = load_contract(
+    {
+        "name": "write_path",
+        "columns": [
+            {"name": "id", "checks": [{"name": "unique", "type": "duplicates", "max": 0, "severity": "P2"}]},  # flag
+            {
+                "name": "status",
+                "checks": [{"name": "known", "type": "whitelist", "values": ["new", "paid"], "severity": "P1"}],
+            },  # quarantine
+            {"name": "day"},
+        ],
+    }
+)
 DDL = "id long, status string, day string"
 CLEAN = [(1, "new", "d1"), (2, "paid", "d1"), (2, "new", "d1"), (3, "paid", "d2")]  # a P2 duplicate only
 DIRTY = [(1, "new", "d1"), (2, "lost", "d1"), (3, "gone", "d1"), (4, "paid", "d1")]
@@ -52,8 +56,9 @@ def _rows(spark, path, run_id):
 
 def _run(spark, source, run_id, **targets):
     lines: list[str] = []
-    result = run_contract(spark, CONTRACT, input_path=source, input_format="delta", run_id=run_id,
-                          progress=lines.append, **targets)
+    result = run_contract(
+        spark, CONTRACT, input_path=source, input_format="delta", run_id=run_id, progress=lines.append, **targets
+    )
     return result, lines
 
 
@@ -61,8 +66,9 @@ def test_nothing_to_quarantine_creates_and_commits_nothing(spark, tmp_path):
     source, quarantine = str(tmp_path / "in"), str(tmp_path / "quarantine")
     valid, results = str(tmp_path / "valid"), str(tmp_path / "results")
     _write_input(spark, source, CLEAN)
-    result, lines = _run(spark, source, "clean-1", quarantine_table=quarantine, valid_table=valid,
-                         results_table=results)
+    result, lines = _run(
+        spark, source, "clean-1", quarantine_table=quarantine, valid_table=valid, results_table=results
+    )
     assert result.decision == "pass"
     assert [r.status for r in result.checks if r.check_id == "id/unique"] == ["failed"]  # a flag, not a quarantine
     assert result.quarantine_rows == 0 and result.summary()["quarantine"] == {"table": quarantine, "rows": 0}
@@ -98,8 +104,9 @@ def test_retry_after_an_attempt_that_quarantined_removes_its_rows(spark, tmp_pat
     assert attempt1.quarantine_rows == len(expected) == 2
     assert _rows(spark, quarantine, "run-x") == expected
     # Conservation on the cached two-output path: valid + quarantined = input, each row once.
-    assert collections.Counter(_rows(spark, valid, "run-x") + _rows(spark, quarantine, "run-x")) == \
-        collections.Counter(DIRTY)
+    assert collections.Counter(_rows(spark, valid, "run-x") + _rows(spark, quarantine, "run-x")) == collections.Counter(
+        DIRTY
+    )
     version = _version(spark, quarantine)
 
     # The data was repaired upstream and the task retried under the same run id.
@@ -203,8 +210,10 @@ def test_the_read_back_reads_the_runs_own_commit_and_falls_back_to_a_scan(spark,
     assert len(scanned) == len(retried.checks)
     from_commit = results_store.commit_rows(results, retried.results_version, "run-b", names)
     assert from_commit is not None and len(from_commit) == len(scanned)  # the one-commit path was taken
-    assert results_store.read_results(results, "run-b", contract_name="write_path",
-                                      version=retried.results_version) == scanned
+    assert (
+        results_store.read_results(results, "run-b", contract_name="write_path", version=retried.results_version)
+        == scanned
+    )
     # Not the run's commit (run-a's, or the table's creation), or no such version: the scan answers.
     for version in (run_a.results_version, 0, 999):
         assert results_store.commit_rows(results, version, "run-b", names) is None
@@ -216,19 +225,31 @@ def test_the_read_back_reads_the_runs_own_commit_and_falls_back_to_a_scan(spark,
 
 # --------------------------------------------------------------------------------------- small inputs
 
-SMALL_CONTRACT = load_contract({
-    "name": "small_input",
-    "columns": [
-        {"name": "id", "checks": [{"name": "unique", "type": "duplicates", "max": 0, "severity": "P2"},
-                                  {"name": "positive", "type": "min", "min": 1, "severity": "P1"}]},
-        {"name": "status", "checks": [{"name": "known", "type": "whitelist", "values": ["new", "paid"],
-                                       "severity": "P1"},
-                                      {"name": "kinds", "type": "cardinality", "max": 3, "severity": "P3"}]},
-        {"name": "day", "checks": [{"name": "shape", "type": "pattern", "pattern": "^d[0-9]$", "severity": "P1"}]},
-    ],
-})
-SMALL_ROWS = [(i % 37 + 1 + (i % 5 == 0), ("new", "paid", "lost")[i % 3], f"d{i % 4}" if i % 11 else "day")
-              for i in range(200)]
+SMALL_CONTRACT = load_contract(
+    {
+        "name": "small_input",
+        "columns": [
+            {
+                "name": "id",
+                "checks": [
+                    {"name": "unique", "type": "duplicates", "max": 0, "severity": "P2"},
+                    {"name": "positive", "type": "min", "min": 1, "severity": "P1"},
+                ],
+            },
+            {
+                "name": "status",
+                "checks": [
+                    {"name": "known", "type": "whitelist", "values": ["new", "paid"], "severity": "P1"},
+                    {"name": "kinds", "type": "cardinality", "max": 3, "severity": "P3"},
+                ],
+            },
+            {"name": "day", "checks": [{"name": "shape", "type": "pattern", "pattern": "^d[0-9]$", "severity": "P1"}]},
+        ],
+    }
+)
+SMALL_ROWS = [
+    (i % 37 + 1 + (i % 5 == 0), ("new", "paid", "lost")[i % 3], f"d{i % 4}" if i % 11 else "day") for i in range(200)
+]
 
 
 def test_a_small_input_runs_with_cheaper_settings_and_the_same_results(spark, tmp_path):
@@ -248,26 +269,38 @@ def test_a_small_input_runs_with_cheaper_settings_and_the_same_results(spark, tm
         seen: list[tuple[str, str, str]] = []
 
         def progress(line: str, seen: list[tuple[str, str, str]] = seen) -> None:
-            seen.append((line, spark.conf.get("spark.sql.codegen.wholeStage"),
-                         spark.conf.get("spark.sql.shuffle.partitions")))
+            seen.append(
+                (line, spark.conf.get("spark.sql.codegen.wholeStage"), spark.conf.get("spark.sql.shuffle.partitions"))
+            )
+
         try:
-            result = run_contract(spark, SMALL_CONTRACT, input_path=source, input_format="delta",
-                                  run_id=f"small-{label}", quarantine_table=str(tmp_path / f"q_{label}"),
-                                  progress=progress)
+            result = run_contract(
+                spark,
+                SMALL_CONTRACT,
+                input_path=source,
+                input_format="delta",
+                run_id=f"small-{label}",
+                quarantine_table=str(tmp_path / f"q_{label}"),
+                progress=progress,
+            )
         finally:
             spark.conf.unset(SMALL_INPUT_CONF_KEY)
         scan = [entry for entry in seen if entry[0].startswith("scan:")]
         notes = [entry[0] for entry in seen if entry[0].startswith("small input")]
         if label == "tuned":
             assert notes and "whole-stage codegen off" in notes[0] and "1 shuffle partition" in notes[0]
-            assert scan[0][1:] == ("false", "1")          # in force while the checks ran
+            assert scan[0][1:] == ("false", "1")  # in force while the checks ran
         else:
-            assert not notes and scan[0][1:] == (before["spark.sql.codegen.wholeStage"],
-                                                 before["spark.sql.shuffle.partitions"])
+            assert not notes and scan[0][1:] == (
+                before["spark.sql.codegen.wholeStage"],
+                before["spark.sql.shuffle.partitions"],
+            )
         # The caller's session gets its settings back.
         assert {key: spark.conf.get(key) for key in before} == before
-        outcomes[label] = ({c.check_id: (c.metric_value, c.failed_rows, c.status) for c in result.checks},
-                           _rows(spark, str(tmp_path / f"q_{label}"), f"small-{label}"))
+        outcomes[label] = (
+            {c.check_id: (c.metric_value, c.failed_rows, c.status) for c in result.checks},
+            _rows(spark, str(tmp_path / f"q_{label}"), f"small-{label}"),
+        )
     assert outcomes["tuned"] == outcomes["untuned"] == outcomes["large"]
     checks, quarantined = outcomes["tuned"]
     # Plain Python over the same rows.
@@ -317,13 +350,18 @@ def test_a_small_delta_table_read_on_the_driver_is_the_table_spark_reads(spark, 
         on_driver = runner._driver_read(spark, path, {})
         assert on_driver is not None
         assert DRIVER_READ_SIZES[on_driver] == sum(
-            os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(path)
-            for name in names if name.endswith(".parquet"))
+            os.path.getsize(os.path.join(root, name))
+            for root, _, names in os.walk(path)
+            for name in names
+            if name.endswith(".parquet")
+        )
         assert (on_driver.schema, sorted(map(repr, on_driver.collect()))) == _as_spark_reads_it(spark, path)
         assert on_driver.schema["id"].nullable is False and on_driver.schema["id"].metadata == {"comment": "the id"}
 
-        spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', "
-                  "'delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '3', 'delta.minWriterVersion' = '7')")
+        spark.sql(
+            f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', "
+            "'delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '3', 'delta.minWriterVersion' = '7')"
+        )
         spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN s TO s_renamed")
         spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 3")
         on_driver = runner._driver_read(spark, path, {})
@@ -360,8 +398,7 @@ def test_a_run_on_a_driver_read_input_has_the_results_of_a_spark_read(spark, tmp
             spark.conf.set("spark.dqcontracts.driverReadBytes", limit)
         try:
             quarantine = str(tmp_path / f"quarantine_{label}")
-            result, lines = _run(spark, source, f"run-{label}", quarantine_table=quarantine,
-                                 filter="day = 'd1'")
+            result, lines = _run(spark, source, f"run-{label}", quarantine_table=quarantine, filter="day = 'd1'")
         finally:
             spark.conf.unset("spark.dqcontracts.driverReadBytes")
         read_line = next(line for line in lines if line.startswith("read: "))
@@ -369,6 +406,7 @@ def test_a_run_on_a_driver_read_input_has_the_results_of_a_spark_read(spark, tmp
         runs[label] = (result, _rows(spark, quarantine, f"run-{label}"))
     (driver, driver_rows), (spark_read, spark_rows) = runs["driver"], runs["spark"]
     assert driver_rows == spark_rows == _expected_quarantined([r for r in DIRTY if r[2] == "d1"])
-    assert [(c.check_id, c.metric_value, c.failed_rows, c.status) for c in driver.checks] == \
-        [(c.check_id, c.metric_value, c.failed_rows, c.status) for c in spark_read.checks]
+    assert [(c.check_id, c.metric_value, c.failed_rows, c.status) for c in driver.checks] == [
+        (c.check_id, c.metric_value, c.failed_rows, c.status) for c in spark_read.checks
+    ]
     assert driver.row_count == spark_read.row_count == sum(1 for r in DIRTY if r[2] == "d1")

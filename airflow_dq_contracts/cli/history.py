@@ -34,10 +34,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Register ``history`` on the ``dq-contracts`` sub-command parser."""
     parser = sub.add_parser("history", help="per check: runs, failures, last failure, baseline, never fired")
     parser.add_argument("contract", metavar="CONTRACT", help="contract file, or a contract name")
-    parser.add_argument("--results-table", required=True, metavar="PATH",
-                        help="Delta results table (path or URI; read with delta-rs)")
-    parser.add_argument("--days", type=int, default=90,
-                        help="window, counted back from the newest reference time (default 90)")
+    parser.add_argument(
+        "--results-table", required=True, metavar="PATH", help="Delta results table (path or URI; read with delta-rs)"
+    )
+    parser.add_argument(
+        "--days", type=int, default=90, help="window, counted back from the newest reference time (default 90)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=run)
 
@@ -76,15 +78,22 @@ def run(args: argparse.Namespace) -> int:
     histories = check_histories(rows, days=args.days, baselines=baselines)
     newest = max((r["reference_time"] for r in rows if r.get("reference_time") is not None), default=None)
     if args.json:
-        report = {"contract": name, "results_table": args.results_table, "days": args.days,
-                  "newest_reference_time": format_time(newest), "checks": [h.to_dict() for h in histories]}
+        report = {
+            "contract": name,
+            "results_table": args.results_table,
+            "days": args.days,
+            "newest_reference_time": format_time(newest),
+            "checks": [h.to_dict() for h in histories],
+        }
         print(json.dumps(report, indent=2, allow_nan=False))
         return EXIT_OK
     if not histories:
         print(f"{name}: no runs with a reference time in {args.results_table}")
         return EXIT_OK
-    print(f"{name}: {len(histories)} checks over {args.days} days up to {format_time(newest)} "
-          f"(results {args.results_table})")
+    print(
+        f"{name}: {len(histories)} checks over {args.days} days up to {format_time(newest)} "
+        f"(results {args.results_table})"
+    )
     width = max(len(h.check_id) for h in histories)
     for item in histories:
         parts = [f"runs {item.runs:>4}", f"failures {item.failures:>3}"]

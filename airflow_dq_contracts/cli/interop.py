@@ -91,6 +91,9 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default stdout)")
     p.add_argument("--platform", default="delta", help="DataHub platform of the URN when the contract has none")
     p.add_argument("--env", default="PROD", help="DataHub environment of the URN (default PROD)")
-    p.add_argument("--skip-unsupported", action="store_true",
-                   help="export what maps exactly, list the rest on stderr (default: refuse, exit 1)")
+    p.add_argument(
+        "--skip-unsupported",
+        action="store_true",
+        help="export what maps exactly, list the rest on stderr (default: refuse, exit 1)",
+    )
     p.set_defaults(func=_cmd_export)

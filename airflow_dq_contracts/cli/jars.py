@@ -73,8 +73,9 @@ def _archive_path(args: argparse.Namespace) -> int:
     if jvm_archive.java_option() is None:
         print("[dq-contracts] not built yet; `dq-contracts jvm-archive build` makes it", file=sys.stderr)
         return EXIT_MISSING
-    print(f"[dq-contracts] {archive.stat().st_size / 1e6:.0f} MB; local and client-mode drivers map it",
-          file=sys.stderr)
+    print(
+        f"[dq-contracts] {archive.stat().st_size / 1e6:.0f} MB; local and client-mode drivers map it", file=sys.stderr
+    )
     return EXIT_OK
 
 

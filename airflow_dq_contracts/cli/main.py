@@ -81,8 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``dq-contracts`` parser with every subcommand (DESIGN §7: the surface is fixed)."""
     # allow_abbrev=False everywhere: a prefix must never silently stand for another option
     # (``--reference X`` used to be taken as ``--reference-time X``).
-    parser = argparse.ArgumentParser(prog="dq-contracts", description="Data contracts as quality gates.",
-                                     allow_abbrev=False)
+    parser = argparse.ArgumentParser(
+        prog="dq-contracts", description="Data contracts as quality gates.", allow_abbrev=False
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_val = sub.add_parser("validate", allow_abbrev=False, help="validate contract files; exit 1 on any error")
@@ -101,14 +102,26 @@ def build_parser() -> argparse.ArgumentParser:
     source = p_run.add_mutually_exclusive_group()
     source.add_argument("--input", metavar="PATH", help="dataset path (default: the contract's dataset)")
     source.add_argument("--table", metavar="NAME", help="catalog table name")
-    p_run.add_argument("--input-format", choices=DATASET_FORMATS, default=None,
-                       help="format of --input (default: the contract's, else delta)")
+    p_run.add_argument(
+        "--input-format",
+        choices=DATASET_FORMATS,
+        default=None,
+        help="format of --input (default: the contract's, else delta)",
+    )
     p_run.add_argument("--filter", metavar="SQL", help="SQL predicate scoping the run (e.g. a partition)")
-    p_run.add_argument("--reference-time", metavar="ISO8601",
-                       help="time freshness/completeness are measured against (default: now, UTC)")
-    p_run.add_argument("--reference", action="append", default=[], metavar="NAME=PATH[:FORMAT]",
-                       help="read the contract's reference NAME from PATH (format: the declared one unless "
-                            "the text after the last ':' names a format); repeatable")
+    p_run.add_argument(
+        "--reference-time",
+        metavar="ISO8601",
+        help="time freshness/completeness are measured against (default: now, UTC)",
+    )
+    p_run.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        metavar="NAME=PATH[:FORMAT]",
+        help="read the contract's reference NAME from PATH (format: the declared one unless "
+        "the text after the last ':' names a format); repeatable",
+    )
     p_run.add_argument("--run-id", metavar="ID", help="run id; the same id twice replaces its results")
     p_run.add_argument("--results-table", metavar="PATH", help="Delta results table (path or table name)")
     p_run.add_argument("--quarantine-table", metavar="PATH", help="Delta table for violating rows")

@@ -21,8 +21,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--contract", required=True, metavar="NAME", help="contract name")
     parser.add_argument("--run-id", metavar="ID", help="run to report (default: the contract's latest)")
     parser.add_argument("--days", type=int, default=30, help="history shown in the trend charts (default 30)")
-    parser.add_argument("--quarantine-table", metavar="PATH",
-                        help="quarantine table for row samples (default: the one in the contract registry)")
+    parser.add_argument(
+        "--quarantine-table",
+        metavar="PATH",
+        help="quarantine table for row samples (default: the one in the contract registry)",
+    )
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the HTML")
     parser.set_defaults(func=run)
 
@@ -36,8 +39,13 @@ def run(args: argparse.Namespace) -> int:
         print("dq-contracts report: --days must be at least 1", file=sys.stderr)
         return 1
     try:
-        page = build_report(args.results_table, args.contract, run_id=args.run_id, days=args.days,
-                            quarantine_table=args.quarantine_table)
+        page = build_report(
+            args.results_table,
+            args.contract,
+            run_id=args.run_id,
+            days=args.days,
+            quarantine_table=args.quarantine_table,
+        )
         location = write_report(page, args.output)
     except (StoreError, OSError, ValueError) as exc:
         print(f"dq-contracts report: {exc}", file=sys.stderr)

@@ -15,6 +15,16 @@ from .model import SLA, Check, Column, ColumnType, Contract, Dataset
 from .validators import Validator
 
 __all__ = [
-    "SLA", "Check", "Column", "ColumnType", "Contract", "ContractValidationError", "Dataset",
-    "ValidationIssue", "Validator", "load_contract", "parse_contract", "validate_file",
+    "SLA",
+    "Check",
+    "Column",
+    "ColumnType",
+    "Contract",
+    "ContractValidationError",
+    "Dataset",
+    "ValidationIssue",
+    "Validator",
+    "load_contract",
+    "parse_contract",
+    "validate_file",
 ]

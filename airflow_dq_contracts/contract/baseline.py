@@ -59,8 +59,17 @@ DRIFT_METRICS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 #: The results-table columns the history needs (and nothing more: it is read once per run).
-HISTORY_COLUMNS = ("run_id", "dataset", "check_id", "action", "status", "failed_rows", "metric_value",
-                   "reference_time", "evaluated_at")
+HISTORY_COLUMNS = (
+    "run_id",
+    "dataset",
+    "check_id",
+    "action",
+    "status",
+    "failed_rows",
+    "metric_value",
+    "reference_time",
+    "evaluated_at",
+)
 
 Add = Callable[[tuple, str], None]
 
@@ -124,8 +133,7 @@ def judge(baseline: Baseline, values: Sequence[float], tolerance: float = DEFAUL
         spread = float(exact(baseline.max_sigma) * exact(sigma))
         low, high = float(exact(mean) - exact(spread)), float(exact(mean) + exact(spread))
     validator = Validator("between", low=low, high=high, tolerance=tolerance)
-    message = (f"baseline mean {_short(mean)}, σ {_short(sigma)}, N {n} → "
-               f"between [{_short(low)}, {_short(high)}]")
+    message = f"baseline mean {_short(mean)}, σ {_short(sigma)}, N {n} → between [{_short(low)}, {_short(high)}]"
     return BaselineOutcome(validator, low, high, message, n)
 
 
@@ -227,8 +235,10 @@ def parse_baseline(raw: Any, add: Add, *, defaults: Baseline | None = None) -> B
     """
     base = defaults or Baseline()
     if not isinstance(raw, dict):
-        add((), f"'baseline' must be a mapping like {{lookback_days: 28, min_history: 7, band: [0.5, 2.5]}}, "
-                f"got {raw!r}")
+        add(
+            (),
+            f"'baseline' must be a mapping like {{lookback_days: 28, min_history: 7, band: [0.5, 2.5]}}, got {raw!r}",
+        )
         return None
     ok = True
     for key in raw:
@@ -246,19 +256,23 @@ def parse_baseline(raw: Any, add: Add, *, defaults: Baseline | None = None) -> B
                 values[key] = value
     if "include_same_reference_time" in raw:
         if not isinstance(raw["include_same_reference_time"], bool):
-            add(("include_same_reference_time",), "'include_same_reference_time' must be true or false, "
-                                                  f"got {raw['include_same_reference_time']!r}")
+            add(
+                ("include_same_reference_time",),
+                f"'include_same_reference_time' must be true or false, got {raw['include_same_reference_time']!r}",
+            )
             ok = False
         else:
             values["include_same_reference_time"] = raw["include_same_reference_time"]
     has_band, has_sigma = "band" in raw, "max_sigma" in raw
     if has_band == has_sigma:
-        add(("band",) if has_band else (), "'baseline' needs exactly one of 'band: [low, high]' (× trailing "
-                                           "mean) or 'max_sigma: k' (mean ± k·σ)")
+        add(
+            ("band",) if has_band else (),
+            "'baseline' needs exactly one of 'band: [low, high]' (× trailing mean) or 'max_sigma: k' (mean ± k·σ)",
+        )
         ok = False
     if has_band:
         band = raw["band"]
-        if (not isinstance(band, list) or len(band) != 2 or not all(_finite(v) for v in band)):
+        if not isinstance(band, list) or len(band) != 2 or not all(_finite(v) for v in band):
             add(("band",), f"'band' needs two numbers [low, high] (multiples of the trailing mean), got {band!r}")
             ok = False
         elif band[0] < 0 or band[0] > band[1]:
@@ -300,14 +314,22 @@ def expand_drift(check: Any) -> list[Any]:
     underlying statistic's parameters plus ``metric``; its baseline is ``max_sigma``.
     """
     params = check.params
-    baseline = Baseline(lookback_days=int(params["lookback_days"]), min_history=int(params["min_history"]),
-                        max_sigma=float(params["max_sigma"]))
+    baseline = Baseline(
+        lookback_days=int(params["lookback_days"]),
+        min_history=int(params["min_history"]),
+        max_sigma=float(params["max_sigma"]),
+    )
     expanded = []
     # Unknown or repeated names were reported by check_drift_metrics; the contract will not load.
     names = [m for m in params.get("metrics") or DRIFT_METRICS if isinstance(m, str) and m in DRIFT_METRICS]
     for name in dict.fromkeys(names):
         _, extra = DRIFT_METRICS[name]
-        expanded.append(dataclasses.replace(
-            check, check_id=f"{check.check_id}/{name}", params={**params, **extra, "metric": name},
-            baseline=baseline))
+        expanded.append(
+            dataclasses.replace(
+                check,
+                check_id=f"{check.check_id}/{name}",
+                params={**params, **extra, "metric": name},
+                baseline=baseline,
+            )
+        )
     return expanded

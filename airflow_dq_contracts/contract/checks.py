@@ -39,12 +39,18 @@ FORMAT_PATTERNS: dict[str, str] = {
 
 # ``flags:`` of the ``pattern`` check → Java inline flags (Spark evaluates regexes in the JVM).
 REGEX_FLAGS: dict[str, str] = {
-    "IGNORECASE": "i", "I": "i",
-    "MULTILINE": "m", "M": "m",
-    "DOTALL": "s", "S": "s",
-    "VERBOSE": "x", "X": "x",
-    "UNICODE": "u", "U": "u",
+    "IGNORECASE": "i",
+    "I": "i",
+    "MULTILINE": "m",
+    "M": "m",
+    "DOTALL": "s",
+    "S": "s",
+    "VERBOSE": "x",
+    "X": "x",
+    "UNICODE": "u",
+    "U": "u",
 }
+
 
 @dataclasses.dataclass(frozen=True)
 class Param:
@@ -96,8 +102,10 @@ LENGTH_BOUNDS = (
 def _check_length_params(params: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
     lo, hi = params.get("length_min"), params.get("length_max")
     if (lo is not None or hi is not None) and params.get("return") is None:
-        add(("length_min" if lo is not None else "length_max",),
-            "length_min/length_max define conforming rows and need 'return: count' or 'return: pct'")
+        add(
+            ("length_min" if lo is not None else "length_max",),
+            "length_min/length_max define conforming rows and need 'return: count' or 'return: pct'",
+        )
     if lo is not None and hi is not None and lo > hi:
         add(("length_min",), f"length_min {lo} is greater than length_max {hi}")
 
@@ -161,21 +169,27 @@ _register(
     # Table level
     CheckType("num_rows", "table", summary="total row count"),
     CheckType(
-        "duplicates", "table",
+        "duplicates",
+        "table",
         params=(Param("columns", "str_list", required=True), RETURN),
-        extra=_check_columns, summary="COUNT(*) − COUNT(DISTINCT columns…)",
+        extra=_check_columns,
+        summary="COUNT(*) − COUNT(DISTINCT columns…)",
     ),
     CheckType(
-        "freshness", "table",
+        "freshness",
+        "table",
         params=(
             Param("max_age_hours", "number", required=True, minimum=0),
             Param("timestamp_column", "str", required=True),
             Param("aggregation", "choice", default="max", choices=("max", "min")),
         ),
-        validators=False, implicit="max_age_hours", summary="age in hours of the newest (oldest) timestamp",
+        validators=False,
+        implicit="max_age_hours",
+        summary="age in hours of the newest (oldest) timestamp",
     ),
     CheckType(
-        "completeness", "table",
+        "completeness",
+        "table",
         params=(
             Param("partition_column", "str", required=True),
             Param("granularity", "choice", required=True, choices=GRANULARITIES),
@@ -183,7 +197,9 @@ _register(
             Param("allow_future_gaps", "bool", default=True),
             Param("max_gap_count", "int", default=0, minimum=0),
         ),
-        validators=False, implicit="max_gap_count", summary="number of missing partitions",
+        validators=False,
+        implicit="max_gap_count",
+        summary="number of missing partitions",
     ),
     # Column level: statistics
     _stat("cardinality", "distinct non-null values"),
@@ -195,7 +211,8 @@ _register(
     _stat("variance", "sample variance (n−1)"),
     _stat("stddev", "sample standard deviation (n−1)"),
     _stat(
-        "percentile", "exact percentile, linear interpolation",
+        "percentile",
+        "exact percentile, linear interpolation",
         Param("percentile", "number", required=True, minimum=0.0, maximum=1.0),
         Param("approximate", "bool", default=False),
     ),
@@ -203,39 +220,68 @@ _register(
     CheckType("missing", "column", params=(RETURN,), summary="NULL values"),
     CheckType("duplicates", "column", params=(RETURN,), summary="COUNT(*) − COUNT(DISTINCT column)"),
     CheckType(
-        "whitelist", "column",
-        params=(Param("values", "value_list", required=True), RETURN,
-                Param("case_sensitive", "bool", default=True)),
-        implicit="all_conform", extra=_check_values, summary="non-null values in the allowed set",
+        "whitelist",
+        "column",
+        params=(Param("values", "value_list", required=True), RETURN, Param("case_sensitive", "bool", default=True)),
+        implicit="all_conform",
+        extra=_check_values,
+        summary="non-null values in the allowed set",
     ),
     CheckType(
-        "blacklist", "column",
-        params=(Param("values", "value_list", required=True), RETURN,
-                Param("case_sensitive", "bool", default=True)),
-        implicit="all_conform", extra=_check_values, summary="non-null values outside the forbidden set",
+        "blacklist",
+        "column",
+        params=(Param("values", "value_list", required=True), RETURN, Param("case_sensitive", "bool", default=True)),
+        implicit="all_conform",
+        extra=_check_values,
+        summary="non-null values outside the forbidden set",
     ),
     CheckType(
-        "pattern", "column",
-        params=(Param("pattern", "str"), Param("format", "choice", choices=tuple(FORMAT_PATTERNS)),
-                Param("flags", "flags", default=()), RETURN),
-        implicit="all_conform", extra=_check_pattern_params, summary="non-null values matching a regex",
+        "pattern",
+        "column",
+        params=(
+            Param("pattern", "str"),
+            Param("format", "choice", choices=tuple(FORMAT_PATTERNS)),
+            Param("flags", "flags", default=()),
+            RETURN,
+        ),
+        implicit="all_conform",
+        extra=_check_pattern_params,
+        summary="non-null values matching a regex",
     ),
-    CheckType("min_length", "column", params=(RETURN_OPTIONAL, *LENGTH_BOUNDS), extra=_check_length_params,
-              summary="minimum length (characters or elements)"),
-    CheckType("max_length", "column", params=(RETURN_OPTIONAL, *LENGTH_BOUNDS), extra=_check_length_params,
-              summary="maximum length (characters or elements)"),
-    CheckType("avg_length", "column", params=(RETURN_OPTIONAL, *LENGTH_BOUNDS), extra=_check_length_params,
-              summary="average length (characters or elements)"),
+    CheckType(
+        "min_length",
+        "column",
+        params=(RETURN_OPTIONAL, *LENGTH_BOUNDS),
+        extra=_check_length_params,
+        summary="minimum length (characters or elements)",
+    ),
+    CheckType(
+        "max_length",
+        "column",
+        params=(RETURN_OPTIONAL, *LENGTH_BOUNDS),
+        extra=_check_length_params,
+        summary="maximum length (characters or elements)",
+    ),
+    CheckType(
+        "avg_length",
+        "column",
+        params=(RETURN_OPTIONAL, *LENGTH_BOUNDS),
+        extra=_check_length_params,
+        summary="average length (characters or elements)",
+    ),
     # Column level: learned from history (contract/baseline.py); one result per metric
     CheckType(
-        "drift", "column",
+        "drift",
+        "column",
         params=(
             Param("metrics", "value_list"),
             Param("max_sigma", "number", default=DEFAULT_MAX_SIGMA, minimum=0.0, exclusive_minimum=True),
             Param("lookback_days", "int", default=DEFAULT_LOOKBACK_DAYS, minimum=1),
             Param("min_history", "int", default=DEFAULT_MIN_HISTORY, minimum=1),
         ),
-        validators=False, implicit="drift", extra=check_drift_metrics,
+        validators=False,
+        implicit="drift",
+        extra=check_drift_metrics,
         summary="mean, p50, p95, p99, cardinality within k σ of their trailing history",
     ),
 )
@@ -254,8 +300,11 @@ def _check_referential(params: dict[str, Any], add: Callable[[tuple, str], None]
     _check_columns(params, add)
     theirs = params.get("reference_columns")
     if theirs is not None and len(theirs) != len(params["columns"]):
-        add(("reference_columns",), f"'reference_columns' names {len(theirs)} column(s) for "
-                                    f"{len(params['columns'])} in 'columns'; give one per key column")
+        add(
+            ("reference_columns",),
+            f"'reference_columns' names {len(theirs)} column(s) for "
+            f"{len(params['columns'])} in 'columns'; give one per key column",
+        )
     as_of = params.get("as_of")
     if as_of is None:
         return
@@ -265,8 +314,11 @@ def _check_referential(params: dict[str, Any], add: Callable[[tuple, str], None]
     for key in AS_OF_KEYS:
         value = as_of.get(key)
         if value is None:
-            add(("as_of",), f"'as_of' needs '{key}' (column: the row's event time; valid_from/valid_to: "
-                            "the reference's validity interval)")
+            add(
+                ("as_of",),
+                f"'as_of' needs '{key}' (column: the row's event time; valid_from/valid_to: "
+                "the reference's validity interval)",
+            )
         elif not isinstance(value, str) or not value:
             add(("as_of", key), f"'as_of.{key}' must be a column name, got {value!r}")
 
@@ -289,35 +341,61 @@ def _check_sql(params: dict[str, Any], add: Callable[[tuple, str], None]) -> Non
 
 _register(
     CheckType(
-        "referential", "table",
-        params=(Param("columns", "str_list", required=True), Param("reference", "str", required=True),
-                Param("reference_columns", "str_list"), Param("as_of", "mapping"),
-                Param("nulls", "choice", default="ignore", choices=("ignore", "fail")), RETURN),
-        implicit="no_violation", extra=_check_referential,
+        "referential",
+        "table",
+        params=(
+            Param("columns", "str_list", required=True),
+            Param("reference", "str", required=True),
+            Param("reference_columns", "str_list"),
+            Param("as_of", "mapping"),
+            Param("nulls", "choice", default="ignore", choices=("ignore", "fail")),
+            RETURN,
+        ),
+        implicit="no_violation",
+        extra=_check_referential,
         summary="rows whose key has no match in the reference (orphans)",
     ),
     CheckType(
-        "reconciliation", "table",
-        params=(Param("reference", "str", required=True),
-                Param("measure", "choice", required=True, choices=RECONCILE_MEASURES),
-                Param("column", "str"), Param("reference_column", "str"),
-                Param("return", "choice", default="diff", choices=("diff", "pct_diff"))),
-        implicit="zero", extra=_check_reconciliation, summary="ours − theirs of a count or sum",
+        "reconciliation",
+        "table",
+        params=(
+            Param("reference", "str", required=True),
+            Param("measure", "choice", required=True, choices=RECONCILE_MEASURES),
+            Param("column", "str"),
+            Param("reference_column", "str"),
+            Param("return", "choice", default="diff", choices=("diff", "pct_diff")),
+        ),
+        implicit="zero",
+        extra=_check_reconciliation,
+        summary="ours − theirs of a count or sum",
     ),
     CheckType(
-        "row_condition", "table",
+        "row_condition",
+        "table",
         params=(Param("condition", "str", required=True), Param("null_passes", "bool", default=False), RETURN),
-        implicit="no_violation", summary="rows where a SQL boolean is not true",
+        implicit="no_violation",
+        summary="rows where a SQL boolean is not true",
     ),
     CheckType(
-        "table_condition", "table", params=(Param("condition", "str", required=True),),
-        validators=False, implicit="true", filterable=False, summary="a SQL boolean over aggregates",
+        "table_condition",
+        "table",
+        params=(Param("condition", "str", required=True),),
+        validators=False,
+        implicit="true",
+        filterable=False,
+        summary="a SQL boolean over aggregates",
     ),
     CheckType(
-        "sql", "table",
-        params=(Param("query", "str", required=True),
-                Param("return", "choice", default="value", choices=("value", "rows"))),
-        implicit="sql", extra=_check_sql, is_query=True, filterable=False,
+        "sql",
+        "table",
+        params=(
+            Param("query", "str", required=True),
+            Param("return", "choice", default="value", choices=("value", "rows")),
+        ),
+        implicit="sql",
+        extra=_check_sql,
+        is_query=True,
+        filterable=False,
         summary="a SELECT returning a value or failing rows",
     ),
 )
@@ -325,10 +403,16 @@ _register(
 # Schema conformance (see .enforcement): derived from ``columns`` and ``enforcement.schema``, one
 # check per declared column and, in ``exact`` mode, one for the table (undeclared columns).
 _register(
-    CheckType("schema", "column", validators=False, written=False,
-              summary="the column is present with a compatible type"),
-    CheckType("schema", "table", validators=False, written=False,
-              summary="no undeclared column (enforcement.schema.mode: exact)"),
+    CheckType(
+        "schema", "column", validators=False, written=False, summary="the column is present with a compatible type"
+    ),
+    CheckType(
+        "schema",
+        "table",
+        validators=False,
+        written=False,
+        summary="no undeclared column (enforcement.schema.mode: exact)",
+    ),
 )
 
 TABLE_TYPES = sorted(name for (level, name), t in CHECK_TYPES.items() if level == "table" and t.written)

@@ -58,8 +58,9 @@ def compatible(declared: ColumnType | None, actual: ColumnType) -> bool:
         same = (declared.precision, declared.scale or 0) == (actual.precision, actual.scale or 0)
         return same or widens(actual, declared)
     if declared.kind in ("list", "map"):
-        return (_element_fits(declared.value_type, actual.value_type)
-                and (declared.kind == "list" or _element_fits(declared.key_type, actual.key_type)))
+        return _element_fits(declared.value_type, actual.value_type) and (
+            declared.kind == "list" or _element_fits(declared.key_type, actual.key_type)
+        )
     return True
 
 
@@ -78,8 +79,7 @@ def name_tokens(name: str) -> set[str]:
     return {part.lower() for part in _SPLIT.split(_CAMEL.sub("_", name)) if part}
 
 
-def rename_hint(missing: str, declared: ColumnType | None,
-                undeclared: Sequence[tuple[str, ColumnType]]) -> str | None:
+def rename_hint(missing: str, declared: ColumnType | None, undeclared: Sequence[tuple[str, ColumnType]]) -> str | None:
     """The undeclared present column that ``missing`` was most likely renamed to, or None.
 
     Only columns of a compatible type qualify. Ranked by shared name tokens (Jaccard), then by

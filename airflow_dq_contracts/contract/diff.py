@@ -132,8 +132,15 @@ class Change:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, as printed by ``dq-contracts diff --json``."""
-        return {"kind": self.kind, "category": self.category, "column": self.column,
-                "description": self.description, "breaking": self.breaking, "old": self.old, "new": self.new}
+        return {
+            "kind": self.kind,
+            "category": self.category,
+            "column": self.column,
+            "description": self.description,
+            "breaking": self.breaking,
+            "old": self.old,
+            "new": self.new,
+        }
 
 
 def diff_contracts(old: Contract, new: Contract, *, today: dt.date | None = None) -> list[Change]:
@@ -157,7 +164,9 @@ def diff_contracts(old: Contract, new: Contract, *, today: dt.date | None = None
     new_columns = {c.name: c for c in new.columns}
     old_names = {c.name for c in old.columns}
     # renamed_from: old name → the new column, when the old name is gone from the new contract
-    renames = {c.renamed_from: c for c in new.columns if c.renamed_from in old_names and c.renamed_from not in new_columns}
+    renames = {
+        c.renamed_from: c for c in new.columns if c.renamed_from in old_names and c.renamed_from not in new_columns
+    }
     for column in old.columns:
         after = new_columns.get(column.name)
         if after is None and column.name in renames:
@@ -172,11 +181,25 @@ def diff_contracts(old: Contract, new: Contract, *, today: dt.date | None = None
             continue
         type_text = f" ({_type_text(column.type)})" if column.type else ""
         if column.nullable:
-            changes.append(Change(COMPATIBLE, COLUMN_ADDED, column.name,
-                                  f"new nullable column {column.name!r}{type_text}", new=_type_text(column.type)))
+            changes.append(
+                Change(
+                    COMPATIBLE,
+                    COLUMN_ADDED,
+                    column.name,
+                    f"new nullable column {column.name!r}{type_text}",
+                    new=_type_text(column.type),
+                )
+            )
         else:
-            changes.append(Change(BREAKING, COLUMN_ADDED, column.name,
-                                  f"new NOT NULL column {column.name!r}{type_text}", new=_type_text(column.type)))
+            changes.append(
+                Change(
+                    BREAKING,
+                    COLUMN_ADDED,
+                    column.name,
+                    f"new NOT NULL column {column.name!r}{type_text}",
+                    new=_type_text(column.type),
+                )
+            )
     changes += _partitioning_changes(old, new)
     changes += _reference_changes(old, new)
     changes += _sla_changes(old, new)
@@ -230,16 +253,31 @@ def _reference_changes(old: Contract, new: Contract) -> list[Change]:
     for alias, before in old.references.items():
         after = new.references.get(alias)
         if after is None:
-            changes.append(Change(BREAKING, REFERENCE_CHANGED, None, f"reference {alias!r} removed",
-                                  old=_reference_text(before)))
+            changes.append(
+                Change(BREAKING, REFERENCE_CHANGED, None, f"reference {alias!r} removed", old=_reference_text(before))
+            )
         elif _reference_text(before) != _reference_text(after) or before.options != after.options:
-            changes.append(Change(BREAKING, REFERENCE_CHANGED, None,
-                                  f"reference {alias!r} changed: {_reference_text(before)} → {_reference_text(after)}",
-                                  old=_reference_text(before), new=_reference_text(after)))
+            changes.append(
+                Change(
+                    BREAKING,
+                    REFERENCE_CHANGED,
+                    None,
+                    f"reference {alias!r} changed: {_reference_text(before)} → {_reference_text(after)}",
+                    old=_reference_text(before),
+                    new=_reference_text(after),
+                )
+            )
     for alias, after in new.references.items():
         if alias not in old.references:
-            changes.append(Change(COMPATIBLE, REFERENCE_ADDED, None, f"reference {alias!r} added: "
-                                  f"{_reference_text(after)}", new=_reference_text(after)))
+            changes.append(
+                Change(
+                    COMPATIBLE,
+                    REFERENCE_ADDED,
+                    None,
+                    f"reference {alias!r} added: {_reference_text(after)}",
+                    new=_reference_text(after),
+                )
+            )
     before_checks = {c.check_id: c for c in old.all_checks() if c.type in _DEFINING}
     for check in new.all_checks():
         previous = before_checks.get(check.check_id)
@@ -247,10 +285,17 @@ def _reference_changes(old: Contract, new: Contract) -> list[Change]:
             continue
         for key in _DEFINING[check.type]:
             if previous.params.get(key) != check.params.get(key):
-                changes.append(Change(BREAKING, CHECK_DEFINITION_CHANGED, check.column,
-                                      f"{check.type} check {check.name!r}: {key} changed: "
-                                      f"{previous.params.get(key)!r} → {check.params.get(key)!r}",
-                                      old=previous.params.get(key), new=check.params.get(key)))
+                changes.append(
+                    Change(
+                        BREAKING,
+                        CHECK_DEFINITION_CHANGED,
+                        check.column,
+                        f"{check.type} check {check.name!r}: {key} changed: "
+                        f"{previous.params.get(key)!r} → {check.params.get(key)!r}",
+                        old=previous.params.get(key),
+                        new=check.params.get(key),
+                    )
+                )
     return changes
 
 
@@ -270,16 +315,30 @@ def _retired(column: Column, today: dt.date) -> tuple[bool, str]:
 def _removal(column: Column, today: dt.date) -> Change:
     compatible, why = _retired(column, today)
     if compatible:
-        return Change(COMPATIBLE, COLUMN_REMOVED, column.name, f"deprecated column {column.name!r} removed{why}",
-                      old=_type_text(column.type))
-    return Change(BREAKING, COLUMN_REMOVED, column.name, f"column {column.name!r} removed{why}",
-                  old=_type_text(column.type))
+        return Change(
+            COMPATIBLE,
+            COLUMN_REMOVED,
+            column.name,
+            f"deprecated column {column.name!r} removed{why}",
+            old=_type_text(column.type),
+        )
+    return Change(
+        BREAKING, COLUMN_REMOVED, column.name, f"column {column.name!r} removed{why}", old=_type_text(column.type)
+    )
 
 
 def _rename_changes(old: Column, new: Column, today: dt.date) -> list[Change]:
     compatible, why = _retired(old, today)
-    changes = [Change(COMPATIBLE if compatible else BREAKING, COLUMN_RENAMED, new.name,
-                      f"column {old.name!r} renamed to {new.name!r}{why}", old=old.name, new=new.name)]
+    changes = [
+        Change(
+            COMPATIBLE if compatible else BREAKING,
+            COLUMN_RENAMED,
+            new.name,
+            f"column {old.name!r} renamed to {new.name!r}{why}",
+            old=old.name,
+            new=new.name,
+        )
+    ]
     # The renamed column is otherwise compared like a kept one (type, nullability, allowed values).
     return changes + _column_changes(dataclasses.replace(old, name=new.name), new)
 
@@ -294,28 +353,69 @@ def _column_changes(old: Column, new: Column) -> list[Change]:
     before, after = _type_text(old.type), _type_text(new.type)
     if before != after:
         if after is None:
-            changes.append(Change(BREAKING, COLUMN_TYPE_DROPPED, name,
-                                  f"column {name!r} no longer declares a type (was {before})", old=before))
+            changes.append(
+                Change(
+                    BREAKING,
+                    COLUMN_TYPE_DROPPED,
+                    name,
+                    f"column {name!r} no longer declares a type (was {before})",
+                    old=before,
+                )
+            )
         elif before is None:
-            changes.append(Change(COMPATIBLE, COLUMN_TYPE_DECLARED, name,
-                                  f"column {name!r} now declares type {after}", new=after))
+            changes.append(
+                Change(COMPATIBLE, COLUMN_TYPE_DECLARED, name, f"column {name!r} now declares type {after}", new=after)
+            )
         elif old.type is not None and new.type is not None and widens(old.type, new.type):
-            changes.append(Change(COMPATIBLE, COLUMN_WIDENED, name,
-                                  f"column {name!r} type widened: {before} → {after}", old=before, new=after))
+            changes.append(
+                Change(
+                    COMPATIBLE,
+                    COLUMN_WIDENED,
+                    name,
+                    f"column {name!r} type widened: {before} → {after}",
+                    old=before,
+                    new=after,
+                )
+            )
         else:
-            changes.append(Change(BREAKING, COLUMN_RETYPED, name,
-                                  f"column {name!r} type changed: {before} → {after}", old=before, new=after))
+            changes.append(
+                Change(
+                    BREAKING,
+                    COLUMN_RETYPED,
+                    name,
+                    f"column {name!r} type changed: {before} → {after}",
+                    old=before,
+                    new=after,
+                )
+            )
     if old.nullable and not new.nullable:
-        changes.append(Change(BREAKING, NULLABILITY_TIGHTENED, name,
-                              f"column {name!r} changed from nullable to NOT NULL", old=True, new=False))
+        changes.append(
+            Change(
+                BREAKING,
+                NULLABILITY_TIGHTENED,
+                name,
+                f"column {name!r} changed from nullable to NOT NULL",
+                old=True,
+                new=False,
+            )
+        )
     elif not old.nullable and new.nullable:
-        changes.append(Change(COMPATIBLE, NULLABILITY_RELAXED, name,
-                              f"column {name!r} changed from NOT NULL to nullable", old=False, new=True))
+        changes.append(
+            Change(
+                COMPATIBLE,
+                NULLABILITY_RELAXED,
+                name,
+                f"column {name!r} changed from NOT NULL to nullable",
+                old=False,
+                new=True,
+            )
+        )
     changes += _allowed_value_changes(old, new)
     if new.deprecated and not old.deprecated:
         sunset = f" (sunset {new.sunset.isoformat()})" if new.sunset else ""
-        changes.append(Change(COMPATIBLE, COLUMN_DEPRECATED, name, f"column {name!r} deprecated{sunset}",
-                              old=False, new=True))
+        changes.append(
+            Change(COMPATIBLE, COLUMN_DEPRECATED, name, f"column {name!r} deprecated{sunset}", old=False, new=True)
+        )
     return changes
 
 
@@ -342,8 +442,9 @@ def widens(old: ColumnType, new: ColumnType) -> bool:
     """
     a, b = old.kind, new.kind
     if a in ("list", "map") and a == b:
-        return (_same_or_wider(old.value_type, new.value_type)
-                and (a == "list" or _same_or_wider(old.key_type, new.key_type)))
+        return _same_or_wider(old.value_type, new.value_type) and (
+            a == "list" or _same_or_wider(old.key_type, new.key_type)
+        )
     if a in _INTEGRAL_RANK and b in _INTEGRAL_RANK:
         return _INTEGRAL_RANK[b] > _INTEGRAL_RANK[a]
     if a in _INTEGRAL_RANK and b in _EXACT_IN_FLOAT:
@@ -399,12 +500,25 @@ def _allowed_value_changes(old: Column, new: Column) -> list[Change]:
         return []
     if before is None:
         assert after is not None
-        return [Change(COMPATIBLE, ALLOWED_VALUES_DECLARED, name,
-                       f"column {name!r} now lists its allowed values: {_show(after[0])}", new=list(after[0]))]
+        return [
+            Change(
+                COMPATIBLE,
+                ALLOWED_VALUES_DECLARED,
+                name,
+                f"column {name!r} now lists its allowed values: {_show(after[0])}",
+                new=list(after[0]),
+            )
+        ]
     if after is None:
-        return [Change(COMPATIBLE, ALLOWED_VALUES_DROPPED, name,
-                       f"column {name!r} no longer restricts its values (was: {_show(before[0])})",
-                       old=list(before[0]))]
+        return [
+            Change(
+                COMPATIBLE,
+                ALLOWED_VALUES_DROPPED,
+                name,
+                f"column {name!r} no longer restricts its values (was: {_show(before[0])})",
+                old=list(before[0]),
+            )
+        ]
     changes: list[Change] = []
     (old_values, old_fold), (new_values, new_fold) = before, after
     fold = old_fold and new_fold  # compare case-insensitively only when both sides did
@@ -413,17 +527,41 @@ def _allowed_value_changes(old: Column, new: Column) -> list[Change]:
     removed = _unique(v for v in old_values if _value_key(v, fold) not in new_keys)
     added = _unique(v for v in new_values if _value_key(v, fold) not in old_keys)
     if removed:
-        changes.append(Change(BREAKING, ALLOWED_VALUES_REMOVED, name,
-                              f"column {name!r} no longer allows {_show(removed)}", old=removed))
+        changes.append(
+            Change(
+                BREAKING,
+                ALLOWED_VALUES_REMOVED,
+                name,
+                f"column {name!r} no longer allows {_show(removed)}",
+                old=removed,
+            )
+        )
     if added:
-        changes.append(Change(COMPATIBLE, ALLOWED_VALUES_ADDED, name,
-                              f"column {name!r} now also allows {_show(added)}", new=added))
+        changes.append(
+            Change(COMPATIBLE, ALLOWED_VALUES_ADDED, name, f"column {name!r} now also allows {_show(added)}", new=added)
+        )
     if old_fold and not new_fold:
-        changes.append(Change(BREAKING, ALLOWED_VALUES_CASE, name,
-                              f"column {name!r} allowed values are now case-sensitive", old=False, new=True))
+        changes.append(
+            Change(
+                BREAKING,
+                ALLOWED_VALUES_CASE,
+                name,
+                f"column {name!r} allowed values are now case-sensitive",
+                old=False,
+                new=True,
+            )
+        )
     elif new_fold and not old_fold:
-        changes.append(Change(COMPATIBLE, ALLOWED_VALUES_CASE, name,
-                              f"column {name!r} allowed values are now case-insensitive", old=True, new=False))
+        changes.append(
+            Change(
+                COMPATIBLE,
+                ALLOWED_VALUES_CASE,
+                name,
+                f"column {name!r} allowed values are now case-insensitive",
+                old=True,
+                new=False,
+            )
+        )
     return changes
 
 
@@ -446,20 +584,40 @@ def _partitioning_changes(old: Contract, new: Contract) -> list[Change]:
     changes = []
     for column in before:
         if column not in after:
-            changes.append(Change(BREAKING, PARTITIONING_CHANGED, column,
-                                  f"no longer partitioned by {column!r}", old=before, new=after))
+            changes.append(
+                Change(
+                    BREAKING,
+                    PARTITIONING_CHANGED,
+                    column,
+                    f"no longer partitioned by {column!r}",
+                    old=before,
+                    new=after,
+                )
+            )
     for column in after:
         if column not in before:
-            changes.append(Change(COMPATIBLE, PARTITIONING_CHANGED, column,
-                                  f"now also partitioned by {column!r}", old=before, new=after))
+            changes.append(
+                Change(
+                    COMPATIBLE,
+                    PARTITIONING_CHANGED,
+                    column,
+                    f"now also partitioned by {column!r}",
+                    old=before,
+                    new=after,
+                )
+            )
     return changes
 
 
 # --------------------------------------------------------------------------------------------- SLA
 
 # field → +1 when a larger value is better for consumers, −1 when a smaller one is.
-_SLA_DIRECTION = {"freshness_hours": -1, "max_latency_minutes": -1, "availability_target": +1,
-                  "delivery_deadline_utc": -1}
+_SLA_DIRECTION = {
+    "freshness_hours": -1,
+    "max_latency_minutes": -1,
+    "availability_target": +1,
+    "delivery_deadline_utc": -1,
+}
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
 
 
@@ -487,12 +645,16 @@ def _sla_changes(old: Contract, new: Contract) -> list[Change]:
         if before == after:
             continue
         if after is None:
-            changes.append(Change(BREAKING, SLA_DEGRADED, None,
-                                  f"SLA {field} no longer guaranteed (was {_fmt(before)})", old=before))
+            changes.append(
+                Change(
+                    BREAKING, SLA_DEGRADED, None, f"SLA {field} no longer guaranteed (was {_fmt(before)})", old=before
+                )
+            )
             continue
         if before is None:
-            changes.append(Change(COMPATIBLE, SLA_IMPROVED, None,
-                                  f"SLA {field} now guaranteed: {_fmt(after)}", new=after))
+            changes.append(
+                Change(COMPATIBLE, SLA_IMPROVED, None, f"SLA {field} now guaranteed: {_fmt(after)}", new=after)
+            )
             continue
         a, b = _sla_number(field, before), _sla_number(field, after)
         if a is None or b is None:  # unreadable: a change nobody can judge is treated as breaking
@@ -501,9 +663,16 @@ def _sla_changes(old: Contract, new: Contract) -> list[Change]:
             continue  # "6:00" and "06:00"
         else:
             better = (b - a) * direction > 0
-        changes.append(Change(COMPATIBLE if better else BREAKING, SLA_IMPROVED if better else SLA_DEGRADED, None,
-                              f"SLA {field} {'improved' if better else 'degraded'}: {_fmt(before)} → {_fmt(after)}",
-                              old=before, new=after))
+        changes.append(
+            Change(
+                COMPATIBLE if better else BREAKING,
+                SLA_IMPROVED if better else SLA_DEGRADED,
+                None,
+                f"SLA {field} {'improved' if better else 'degraded'}: {_fmt(before)} → {_fmt(after)}",
+                old=before,
+                new=after,
+            )
+        )
     return changes
 
 
@@ -522,21 +691,43 @@ def _semver(version: str | None) -> tuple[int, int, int] | None:
 def _version_notes(old: Contract, new: Contract, changes: list[Change]) -> list[Change]:
     before, after = _semver(old.version), _semver(new.version)
     if before is not None and after is not None and after < before:
-        return [Change(NOTE, VERSION_NOT_BUMPED, None,
-                       f"version went backwards: {old.version} → {new.version}", old=old.version, new=new.version)]
+        return [
+            Change(
+                NOTE,
+                VERSION_NOT_BUMPED,
+                None,
+                f"version went backwards: {old.version} → {new.version}",
+                old=old.version,
+                new=new.version,
+            )
+        ]
     if not any(c.breaking for c in changes):
         if changes and before is not None and before == after:
-            return [Change(NOTE, VERSION_NOT_BUMPED, None,
-                           f"the contract changed but its version did not ({old.version}); bump MINOR or PATCH",
-                           old=old.version, new=new.version)]
+            return [
+                Change(
+                    NOTE,
+                    VERSION_NOT_BUMPED,
+                    None,
+                    f"the contract changed but its version did not ({old.version}); bump MINOR or PATCH",
+                    old=old.version,
+                    new=new.version,
+                )
+            ]
         return []
     if before is None and after is None:
         return []  # an unversioned contract: nothing to check
     if before is None or after is None:
         missing = "old" if before is None else "new"
-        return [Change(NOTE, VERSION_NOT_BUMPED, None,
-                       f"breaking changes, but the {missing} contract has no version to check the bump against",
-                       old=old.version, new=new.version)]
+        return [
+            Change(
+                NOTE,
+                VERSION_NOT_BUMPED,
+                None,
+                f"breaking changes, but the {missing} contract has no version to check the bump against",
+                old=old.version,
+                new=new.version,
+            )
+        ]
     # Semver: a breaking change bumps MAJOR; in 0.x (initial development) bumping MINOR is the convention.
     if before[0] == 0 and after[0] == 0:
         bumped, wanted = after[1] > before[1], f"0.{before[1] + 1}.0"
@@ -544,6 +735,14 @@ def _version_notes(old: Contract, new: Contract, changes: list[Change]) -> list[
         bumped, wanted = after[0] > before[0], f"{before[0] + 1}.0.0"
     if bumped:
         return []
-    return [Change(NOTE, VERSION_NOT_BUMPED, None,
-                   f"breaking changes but the major version was not bumped ({old.version} → {new.version}); "
-                   f"expected {wanted} or later", old=old.version, new=new.version)]
+    return [
+        Change(
+            NOTE,
+            VERSION_NOT_BUMPED,
+            None,
+            f"breaking changes but the major version was not bumped ({old.version} → {new.version}); "
+            f"expected {wanted} or later",
+            old=old.version,
+            new=new.version,
+        )
+    ]

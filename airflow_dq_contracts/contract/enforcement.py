@@ -140,11 +140,18 @@ def read_enforcement(issues: Issues, raw: Any, path: Path = ("enforcement",)) ->
         if mode not in SCHEMA_MODES:
             issues.add(mode_path, f"unknown schema mode {mode!r}; allowed: {', '.join(SCHEMA_MODES)}")
             mode = default.schema_mode
-    constraints, constraints_severity = _switch(issues, raw.get("constraints"), path + ("constraints",),
-                                                default.constraints_severity)
+    constraints, constraints_severity = _switch(
+        issues, raw.get("constraints"), path + ("constraints",), default.constraints_severity
+    )
     sla, sla_severity = _switch(issues, raw.get("sla"), path + ("sla",), default.sla_severity)
-    return Enforcement(schema_mode=mode, schema_severity=schema_severity, constraints=constraints,
-                       constraints_severity=constraints_severity, sla=sla, sla_severity=sla_severity)
+    return Enforcement(
+        schema_mode=mode,
+        schema_severity=schema_severity,
+        constraints=constraints,
+        constraints_severity=constraints_severity,
+        sla=sla,
+        sla_severity=sla_severity,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,8 +208,11 @@ def read_column(issues: Issues, data: dict, path: Path, column_type: ColumnType 
         issues.add(path + ("format",), "give either 'pattern' or 'format', not both")
     elif "pattern" in data:
         raw = data["pattern"]
-        problem = (f"'pattern' must be a non-empty string, got {raw!r}" if not isinstance(raw, str) or not raw
-                   else registry.regex_problem(raw))
+        problem = (
+            f"'pattern' must be a non-empty string, got {raw!r}"
+            if not isinstance(raw, str) or not raw
+            else registry.regex_problem(raw)
+        )
         if problem:
             issues.add(path + ("pattern",), problem)
         else:
@@ -220,13 +230,17 @@ def read_column(issues: Issues, data: dict, path: Path, column_type: ColumnType 
         if not registry.is_number(raw):
             issues.add(path + (key,), f"'{key}' must be a number, got {raw!r}")
         elif column_type is not None and column_type.kind not in _BOUNDABLE:
-            issues.add(path + (key,), f"'{key}' needs a numeric, date or timestamp column; "
-                                      f"this column is {column_type.describe()}")
+            issues.add(
+                path + (key,),
+                f"'{key}' needs a numeric, date or timestamp column; this column is {column_type.describe()}",
+            )
         else:
             put(key, float(raw))
     if "min_value" in values and "max_value" in values and values["min_value"] > values["max_value"]:
-        issues.add(path + ("min_value",), f"'min_value' {data['min_value']!r} is greater than "
-                                          f"'max_value' {data['max_value']!r}")
+        issues.add(
+            path + ("min_value",),
+            f"'min_value' {data['min_value']!r} is greater than 'max_value' {data['max_value']!r}",
+        )
 
     deprecated = data.get("deprecated", False)
     if not isinstance(deprecated, bool):
@@ -257,8 +271,10 @@ def check_references(issues: Issues, columns: list[tuple[Column, Path]]) -> None
         if column.deprecated_by == column.name:
             issues.add(path + ("deprecated_by",), "a column cannot replace itself")
         if column.renamed_from is not None and column.renamed_from in names:
-            issues.add(path + ("renamed_from",), f"column {column.renamed_from!r} is still declared; "
-                                                 "a renamed column's old name must be gone")
+            issues.add(
+                path + ("renamed_from",),
+                f"column {column.renamed_from!r} is still declared; a renamed column's old name must be gone",
+            )
 
 
 # --------------------------------------------------------------------------------------- compiling
@@ -269,12 +285,33 @@ def _action(draft: Check, policy: dict[str, dict[str, str]]) -> Check:
     return dataclasses.replace(draft, action=policy.get(draft.severity, DEFAULT_POLICY[draft.severity])[level])
 
 
-def _implicit(name: str, kind: str, column: str | None, severity: str, validator: Validator,
-              params: dict[str, Any], tags: tuple[str, ...], description: str, where: str,
-              line: int | None, policy: dict[str, dict[str, str]]) -> Check:
-    draft = Check(name=name, type=kind, column=column, severity=severity, action="flag", validator=validator,
-                  params=params, check_id=f"{column or TABLE}/{name}", tags=tags, description=description,
-                  path=where, line=line)
+def _implicit(
+    name: str,
+    kind: str,
+    column: str | None,
+    severity: str,
+    validator: Validator,
+    params: dict[str, Any],
+    tags: tuple[str, ...],
+    description: str,
+    where: str,
+    line: int | None,
+    policy: dict[str, dict[str, str]],
+) -> Check:
+    draft = Check(
+        name=name,
+        type=kind,
+        column=column,
+        severity=severity,
+        action="flag",
+        validator=validator,
+        params=params,
+        check_id=f"{column or TABLE}/{name}",
+        tags=tags,
+        description=description,
+        path=where,
+        line=line,
+    )
     return _action(draft, policy)
 
 
@@ -313,12 +350,19 @@ def asserted_by(check: Check, constraint: str, value: Any) -> bool:
             return check.type == "duplicates" and check.params.get("columns") == [value] and _upper_zero(check)
         return check.type == "duplicates" and _upper_zero(check)
     if constraint == "allowed_values":
-        return (check.type == "whitelist" and check.validator.kind == "all_conform"
-                and check.params.get("case_sensitive", True)
-                and _same_text_values(check.params["values"]) <= _same_text_values(value))
+        return (
+            check.type == "whitelist"
+            and check.validator.kind == "all_conform"
+            and check.params.get("case_sensitive", True)
+            and _same_text_values(check.params["values"]) <= _same_text_values(value)
+        )
     if constraint == "pattern":
-        return (check.type == "pattern" and check.validator.kind == "all_conform" and not check.params.get("flags")
-                and (check.params.get("pattern"), check.params.get("format")) == value)
+        return (
+            check.type == "pattern"
+            and check.validator.kind == "all_conform"
+            and not check.params.get("flags")
+            and (check.params.get("pattern"), check.params.get("format")) == value
+        )
     if constraint == "min_value":
         limit = check.validator.lower_limit
         return check.type == "min" and limit is not None and limit >= value
@@ -333,9 +377,16 @@ def _with_tags(check: Check, tags: tuple[str, ...]) -> Check:
     return check if merged == check.tags else dataclasses.replace(check, tags=merged)
 
 
-def compile_column(issues: Issues, column: Column, declaration: Declaration, enforcement: Enforcement,
-                   policy: dict[str, dict[str, str]], table_checks: tuple[Check, ...],
-                   line: Callable[[Path], int | None], path: Path) -> Column:
+def compile_column(
+    issues: Issues,
+    column: Column,
+    declaration: Declaration,
+    enforcement: Enforcement,
+    policy: dict[str, dict[str, str]],
+    table_checks: tuple[Check, ...],
+    line: Callable[[Path], int | None],
+    path: Path,
+) -> Column:
     """``column`` with its tags on every check and its constraint checks compiled.
 
     A constraint whose id an explicit check of the column already uses (and does not assert the
@@ -354,20 +405,51 @@ def compile_column(issues: Issues, column: Column, declaration: Declaration, enf
         key = "unique" if values.get("unique") else "primary_key"
         wanted.append(("unique", "duplicates", column.name, key, {"return": "count"}, _NONE))
     if "allowed_values" in values:
-        wanted.append(("allowed_values", "whitelist", values["allowed_values"], "allowed_values",
-                       {"values": values["allowed_values"], "return": "count", "case_sensitive": True},
-                       Validator("all_conform", tolerance=0.0)))
+        wanted.append(
+            (
+                "allowed_values",
+                "whitelist",
+                values["allowed_values"],
+                "allowed_values",
+                {"values": values["allowed_values"], "return": "count", "case_sensitive": True},
+                Validator("all_conform", tolerance=0.0),
+            )
+        )
     if "pattern" in values or "format" in values:
         key = "pattern" if "pattern" in values else "format"
         params = {"pattern": values.get("pattern"), "format": values.get("format"), "flags": (), "return": "count"}
-        wanted.append(("pattern", "pattern", (params["pattern"], params["format"]), key, params,
-                       Validator("all_conform", tolerance=0.0)))
+        wanted.append(
+            (
+                "pattern",
+                "pattern",
+                (params["pattern"], params["format"]),
+                key,
+                params,
+                Validator("all_conform", tolerance=0.0),
+            )
+        )
     if "min_value" in values:
-        wanted.append(("min_value", "min", values["min_value"], "min_value", {},
-                       Validator("min", low=values["min_value"], tolerance=0.0)))
+        wanted.append(
+            (
+                "min_value",
+                "min",
+                values["min_value"],
+                "min_value",
+                {},
+                Validator("min", low=values["min_value"], tolerance=0.0),
+            )
+        )
     if "max_value" in values:
-        wanted.append(("max_value", "max", values["max_value"], "max_value", {},
-                       Validator("max", high=values["max_value"], tolerance=0.0)))
+        wanted.append(
+            (
+                "max_value",
+                "max",
+                values["max_value"],
+                "max_value",
+                {},
+                Validator("max", high=values["max_value"], tolerance=0.0),
+            )
+        )
     scope = checks + tuple(t for t in table_checks if t.type == "duplicates")
     compiled: list[Check] = []
     for name, kind, value, key, params, validator in wanted:
@@ -376,13 +458,27 @@ def compile_column(issues: Issues, column: Column, declaration: Declaration, enf
         where = declaration.paths.get(key, path)
         clash = next((c for c in checks if c.check_id == f"{column.name}/{name}"), None)
         if clash is not None:
-            issues.add(tuple(_parse_path(clash.path)) + ("name",),
-                       f"check_id {clash.check_id!r} is the id of the constraint declared by "
-                       f"'{key}'; rename this check (or make it assert the constraint)")
+            issues.add(
+                tuple(_parse_path(clash.path)) + ("name",),
+                f"check_id {clash.check_id!r} is the id of the constraint declared by "
+                f"'{key}'; rename this check (or make it assert the constraint)",
+            )
             continue
-        compiled.append(_implicit(name, kind, column.name, enforcement.constraints_severity, validator, params,
-                                  column.tags, f"constraint from the column's '{key}'",
-                                  format_path(where), line(where), policy))
+        compiled.append(
+            _implicit(
+                name,
+                kind,
+                column.name,
+                enforcement.constraints_severity,
+                validator,
+                params,
+                column.tags,
+                f"constraint from the column's '{key}'",
+                format_path(where),
+                line(where),
+                policy,
+            )
+        )
     return dataclasses.replace(out, constraints=tuple(compiled))
 
 
@@ -396,8 +492,9 @@ def _parse_path(text: str) -> list[Any]:
     return out
 
 
-def schema_checks(contract: Contract, policy: dict[str, dict[str, str]],
-                  line: Callable[[Path], int | None]) -> tuple[Check, ...]:
+def schema_checks(
+    contract: Contract, policy: dict[str, dict[str, str]], line: Callable[[Path], int | None]
+) -> tuple[Check, ...]:
     """``<column>/schema`` per declared column, plus ``_table_/schema`` in ``exact`` mode."""
     enforcement = contract.enforcement
     if enforcement.schema_mode == "off" or not contract.columns:
@@ -405,32 +502,73 @@ def schema_checks(contract: Contract, policy: dict[str, dict[str, str]],
     declared = tuple(c.name for c in contract.columns)
     out = []
     for index, column in enumerate(contract.columns):
-        params = {"declared_type": column.type, "declared": declared, "deprecated": column.deprecated,
-                  "deprecated_by": column.deprecated_by, "sunset": column.sunset,
-                  "renamed_from": column.renamed_from}
-        out.append(_implicit("schema", "schema", column.name, enforcement.schema_severity,
-                             Validator("max", high=0.0, tolerance=0.0, metric_name="schema_problems"),
-                             params, column.tags, "schema conformance of the declared column",
-                             f"columns[{index}]", line(("columns", index)), policy))
+        params = {
+            "declared_type": column.type,
+            "declared": declared,
+            "deprecated": column.deprecated,
+            "deprecated_by": column.deprecated_by,
+            "sunset": column.sunset,
+            "renamed_from": column.renamed_from,
+        }
+        out.append(
+            _implicit(
+                "schema",
+                "schema",
+                column.name,
+                enforcement.schema_severity,
+                Validator("max", high=0.0, tolerance=0.0, metric_name="schema_problems"),
+                params,
+                column.tags,
+                "schema conformance of the declared column",
+                f"columns[{index}]",
+                line(("columns", index)),
+                policy,
+            )
+        )
     if enforcement.schema_mode == "exact":
-        out.append(_implicit("schema", "schema", None, enforcement.schema_severity,
-                             Validator("max", high=0.0, tolerance=0.0, metric_name="undeclared_columns"),
-                             {"declared": declared}, (), "no undeclared columns (enforcement.schema.mode: exact)",
-                             "enforcement", line(("enforcement",)), policy))
+        out.append(
+            _implicit(
+                "schema",
+                "schema",
+                None,
+                enforcement.schema_severity,
+                Validator("max", high=0.0, tolerance=0.0, metric_name="undeclared_columns"),
+                {"declared": declared},
+                (),
+                "no undeclared columns (enforcement.schema.mode: exact)",
+                "enforcement",
+                line(("enforcement",)),
+                policy,
+            )
+        )
     return tuple(out)
 
 
-def sla_checks(contract: Contract, policy: dict[str, dict[str, str]],
-               line: Callable[[Path], int | None]) -> tuple[Check, ...]:
+def sla_checks(
+    contract: Contract, policy: dict[str, dict[str, str]], line: Callable[[Path], int | None]
+) -> tuple[Check, ...]:
     """``_table_/sla_freshness`` from ``sla.freshness_hours`` + ``sla.timestamp_column``, if not written."""
     sla = contract.sla
     if not contract.enforcement.sla or sla.freshness_hours is None or not sla.timestamp_column:
         return ()
-    if any(c.type == "freshness" and c.enabled and c.params.get("timestamp_column") == sla.timestamp_column
-           for c in contract.checks):
+    if any(
+        c.type == "freshness" and c.enabled and c.params.get("timestamp_column") == sla.timestamp_column
+        for c in contract.checks
+    ):
         return ()
     params = {"max_age_hours": sla.freshness_hours, "timestamp_column": sla.timestamp_column, "aggregation": "max"}
-    return (_implicit("sla_freshness", "freshness", None, contract.enforcement.sla_severity,
-                      Validator("max", high=float(sla.freshness_hours), metric_name="age_hours"), params, (),
-                      "the SLA's freshness_hours on its timestamp_column", "sla.freshness_hours",
-                      line(("sla", "freshness_hours")), policy),)
+    return (
+        _implicit(
+            "sla_freshness",
+            "freshness",
+            None,
+            contract.enforcement.sla_severity,
+            Validator("max", high=float(sla.freshness_hours), metric_name="age_hours"),
+            params,
+            (),
+            "the SLA's freshness_hours on its timestamp_column",
+            "sla.freshness_hours",
+            line(("sla", "freshness_hours")),
+            policy,
+        ),
+    )

@@ -46,6 +46,7 @@ def statement_problem(query: str) -> str | None:
     first = re.match(r"[A-Za-z]+", text)
     keyword = first.group(0).lower() if first else ""
     if keyword not in _QUERY_KEYWORDS:
-        return (f"a sql check runs one query: SELECT … or WITH … SELECT …, got "
-                f"{(first.group(0) if first else text[:20])!r}")
+        return (
+            f"a sql check runs one query: SELECT … or WITH … SELECT …, got {(first.group(0) if first else text[:20])!r}"
+        )
     return None

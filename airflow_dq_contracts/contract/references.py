@@ -40,8 +40,11 @@ def parse_references(data: Any, add: Add, similar: Callable[[str, Iterable[str]]
     for alias, raw in data.items():
         where: tuple = (alias,)
         if not isinstance(alias, str) or not _ALIAS.match(alias):
-            add(where, f"reference name {alias!r} must be an identifier (letters, digits, _), as it is "
-                       "used as {name} in sql queries")
+            add(
+                where,
+                f"reference name {alias!r} must be an identifier (letters, digits, _), as it is "
+                "used as {name} in sql queries",
+            )
             continue
         if alias == DATASET_PLACEHOLDER:
             add(where, "'dataset' is reserved: {dataset} names the checked dataset in sql queries")
@@ -53,8 +56,11 @@ def parse_references(data: Any, add: Add, similar: Callable[[str, Iterable[str]]
             continue
         for key in raw:
             if key not in REFERENCE_KEYS and not str(key).startswith("x-"):
-                add(where + (key,), f"unknown key {key!r} in a reference{similar(str(key), REFERENCE_KEYS)}; "
-                                    f"allowed: {', '.join(REFERENCE_KEYS)}")
+                add(
+                    where + (key,),
+                    f"unknown key {key!r} in a reference{similar(str(key), REFERENCE_KEYS)}; "
+                    f"allowed: {', '.join(REFERENCE_KEYS)}",
+                )
         values: dict[str, str | None] = {}
         for key in ("table", "path", "filter"):
             value = raw.get(key)
@@ -68,22 +74,32 @@ def parse_references(data: Any, add: Add, similar: Callable[[str, Iterable[str]]
             add(where, "a reference needs 'table' or 'path'")
         fmt = raw.get("format", "delta")
         if fmt not in DATASET_FORMATS:
-            add(where + ("format",), f"unknown format {fmt!r}{similar(str(fmt), DATASET_FORMATS)}; "
-                                     f"allowed: {', '.join(DATASET_FORMATS)}")
+            add(
+                where + ("format",),
+                f"unknown format {fmt!r}{similar(str(fmt), DATASET_FORMATS)}; allowed: {', '.join(DATASET_FORMATS)}",
+            )
             fmt = "delta"
         options = raw.get("options") or {}
         if not isinstance(options, dict):
             add(where + ("options",), f"'options' must be a mapping, got {type(options).__name__}")
             options = {}
         out[alias] = Reference(
-            name=alias, table=values["table"], path=values["path"], format=fmt, filter=values["filter"],
+            name=alias,
+            table=values["table"],
+            path=values["path"],
+            format=fmt,
+            filter=values["filter"],
             options={str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()},
         )
     return out
 
 
-def check_reference_use(checks: Iterable[tuple[int, Check]], references: dict[str, Reference], add: Add,
-                        similar: Callable[[str, Iterable[str]], str]) -> None:
+def check_reference_use(
+    checks: Iterable[tuple[int, Check]],
+    references: dict[str, Reference],
+    add: Add,
+    similar: Callable[[str, Iterable[str]], str],
+) -> None:
     """Every alias a check names is declared; ``sql`` placeholders name the dataset or a reference.
 
     ``add(path, message)`` paths are relative to ``checks[index]``.
@@ -92,17 +108,29 @@ def check_reference_use(checks: Iterable[tuple[int, Check]], references: dict[st
     for index, check in checks:
         alias = check.params.get("reference")
         if alias is not None and alias not in references:
-            add((index, "reference"), f"unknown reference {alias!r}{similar(alias, known)}; declared: "
-                                      f"{', '.join(known) or 'none (add a top-level references: mapping)'}")
+            add(
+                (index, "reference"),
+                f"unknown reference {alias!r}{similar(alias, known)}; declared: "
+                f"{', '.join(known) or 'none (add a top-level references: mapping)'}",
+            )
         if check.is_query:
             for name in placeholders(check.params["query"]):
                 if name != DATASET_PLACEHOLDER and name not in references:
-                    add((index, "query"), f"{{{name}}} names no reference{similar(name, known)}; use "
-                                          f"{{dataset}} or one of: {', '.join(known) or 'none declared'}")
+                    add(
+                        (index, "query"),
+                        f"{{{name}}} names no reference{similar(name, known)}; use "
+                        f"{{dataset}} or one of: {', '.join(known) or 'none declared'}",
+                    )
             if check.params.get("return") == "value" and check.validator.is_noop:
-                add((index,), "a sql check with 'return: value' needs a validator (min, max, between, "
-                              "not_between or equals); without one it could never fail")
+                add(
+                    (index,),
+                    "a sql check with 'return: value' needs a validator (min, max, between, "
+                    "not_between or equals); without one it could never fail",
+                )
         definition = check.definition
         if check.filter and definition is not None and not definition.filterable:
-            add((index, "filter"), f"'filter' does not apply to '{check.type}': write the scope into the "
-                                   + ("query" if definition.is_query else "condition"))
+            add(
+                (index, "filter"),
+                f"'filter' does not apply to '{check.type}': write the scope into the "
+                + ("query" if definition.is_query else "condition"),
+            )

@@ -60,13 +60,8 @@ GRANULARITIES: tuple[str, ...] = (HOURLY, DAILY, WEEKLY, MONTHLY)
 AGGREGATIONS: tuple[str, ...] = ("max", "min")
 
 
-
 #: A partition value (or timestamp) that is not a date, a datetime or an ISO-8601 string.
 PartitionValueError = TimeValueError
-
-
-
-
 
 
 def check_granularity(granularity: str) -> str:
@@ -76,9 +71,7 @@ def check_granularity(granularity: str) -> str:
     'daily'
     """
     if granularity not in GRANULARITIES:
-        raise ValueError(
-            f"granularity {granularity!r} is not one of {', '.join(GRANULARITIES)}"
-        )
+        raise ValueError(f"granularity {granularity!r} is not one of {', '.join(GRANULARITIES)}")
     return granularity
 
 
@@ -179,7 +172,6 @@ def expected_periods(
         periods.append(current)
         current = next_period(current, granularity)
     return periods
-
 
 
 @dataclasses.dataclass(frozen=True)

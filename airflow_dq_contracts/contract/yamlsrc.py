@@ -55,7 +55,10 @@ class _Builder(yaml.SafeLoader):
     pass
 
 
-_PLAIN_COLLECTION_TAGS: dict[type[yaml.Node], str] = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
+_PLAIN_COLLECTION_TAGS: dict[type[yaml.Node], str] = {
+    yaml.MappingNode: "tag:yaml.org,2002:map",
+    yaml.SequenceNode: "tag:yaml.org,2002:seq",
+}
 
 
 def _refuse_foreign_tag(node: yaml.Node, loader: yaml.SafeLoader) -> None:
@@ -68,8 +71,11 @@ def _refuse_foreign_tag(node: yaml.Node, loader: yaml.SafeLoader) -> None:
     allowed = node.tag == plain if plain else node.tag in loader.yaml_constructors
     if not allowed:
         raise yaml.constructor.ConstructorError(
-            None, None, f"the tag {node.tag!r} is not allowed (contracts are plain YAML, read with a safe loader)",
-            node.start_mark)
+            None,
+            None,
+            f"the tag {node.tag!r} is not allowed (contracts are plain YAML, read with a safe loader)",
+            node.start_mark,
+        )
 
 
 def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, str]]]:
@@ -95,15 +101,20 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, st
             built[0] += 1
             if built[0] > MAX_NODES:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"the document expands to more than {MAX_NODES} values (aliases?)", n.start_mark)
+                    None, None, f"the document expands to more than {MAX_NODES} values (aliases?)", n.start_mark
+                )
             if isinstance(n, (yaml.MappingNode, yaml.SequenceNode)):
                 if id(n) in active:
                     raise yaml.constructor.ConstructorError(
-                        None, None, "recursive alias: a value contains itself", n.start_mark)
+                        None, None, "recursive alias: a value contains itself", n.start_mark
+                    )
                 active.add(id(n))
                 try:
-                    return build_mapping(n, path) if isinstance(n, yaml.MappingNode) else [
-                        build(item, path + (index,)) for index, item in enumerate(n.value)]
+                    return (
+                        build_mapping(n, path)
+                        if isinstance(n, yaml.MappingNode)
+                        else [build(item, path + (index,)) for index, item in enumerate(n.value)]
+                    )
                 finally:
                     active.discard(id(n))
             return loader.construct_object(n, deep=True)

@@ -45,8 +45,13 @@ EXIT_GATE = 3
 EXIT_RUN_FAILED = 4
 
 #: How the command line names a spec field in its messages.
-CLI_OPTIONS = {"reference_time": "--reference-time", "references": "--reference", "input_format": "--input-format",
-               "filter": "--filter", "run_id": "--run-id"}
+CLI_OPTIONS = {
+    "reference_time": "--reference-time",
+    "references": "--reference",
+    "input_format": "--input-format",
+    "filter": "--filter",
+    "run_id": "--run-id",
+}
 
 
 def spec_from_args(args: argparse.Namespace, contract: Contract) -> RunSpec:
@@ -63,9 +68,17 @@ def spec_from_args(args: argparse.Namespace, contract: Contract) -> RunSpec:
         name, path, fmt = parse_reference_override(item)
         references[name] = ReferenceOverride(path, fmt)  # the last one given wins
     return RunSpec.for_contract(
-        contract, input_path=args.input, input_format=args.input_format, table=args.table, filter=args.filter,
-        reference_time=args.reference_time, run_id=args.run_id, results_table=args.results_table,
-        quarantine_table=args.quarantine_table, valid_table=args.valid_table, references=references,
+        contract,
+        input_path=args.input,
+        input_format=args.input_format,
+        table=args.table,
+        filter=args.filter,
+        reference_time=args.reference_time,
+        run_id=args.run_id,
+        results_table=args.results_table,
+        quarantine_table=args.quarantine_table,
+        valid_table=args.valid_table,
+        references=references,
     )
 
 
@@ -134,21 +147,27 @@ def _start_spark(args: argparse.Namespace, contract: Contract, say: Progress) ->
     except JarResolutionError as exc:  # its whole text: what failed and the offline route
         raise DatasetError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - report why Spark did not start, with its own words
-        raise DatasetError(f"Spark did not start ({first_line(exc)}); last lines of {log_path}:\n"
-                           f"{_tail(log_path)}") from None
+        raise DatasetError(
+            f"Spark did not start ({first_line(exc)}); last lines of {log_path}:\n{_tail(log_path)}"
+        ) from None
     say(f"spark: {master} session in {time.perf_counter() - began:.1f} s (Spark log: {log_path})")
     return spark, True
 
 
 def _print_outcome(result: ContractResult, out: Any) -> None:
     counts = result.counts()
-    print(f"{result.contract_name}: decision {result.decision} (status {result.status}; "
-          f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error; "
-          f"{result.row_count:,} rows; run {result.run_id})", file=out)
+    print(
+        f"{result.contract_name}: decision {result.decision} (status {result.status}; "
+        f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error; "
+        f"{result.row_count:,} rows; run {result.run_id})",
+        file=out,
+    )
     for record in result.checks:
         if record.status != "passed":
-            print(f"  {record.status.upper():6} {record.severity} {record.action:10} {record.check_id}: "
-                  f"{record.message}", file=out)
+            print(
+                f"  {record.status.upper():6} {record.severity} {record.action:10} {record.check_id}: {record.message}",
+                file=out,
+            )
 
 
 def run_from_cli(args: argparse.Namespace) -> int:
@@ -174,8 +193,10 @@ def run_from_cli(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_args(args, contract)
         _conf_pairs(getattr(args, "conf", None))
-        say(f"contract {contract.name} {contract.version or ''}".rstrip()
-            + f": {sum(1 for _ in contract.evaluated_checks())} checks")
+        say(
+            f"contract {contract.name} {contract.version or ''}".rstrip()
+            + f": {sum(1 for _ in contract.evaluated_checks())} checks"
+        )
         spark, started = _start_spark(args, contract, say)
         result = run_contract(spark, contract, spec, progress=say)
     except RunSpecError as exc:

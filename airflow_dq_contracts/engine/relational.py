@@ -112,8 +112,10 @@ def prepare_references(contract: Contract, given: Mapping[str, Any] | None) -> P
     for alias, declared in contract.references.items():
         frame = given.get(alias)
         if frame is None:
-            out[alias] = (f"reference {alias!r} was not given to this run "
-                          f"(evaluate(…, references={{{alias!r}: df}}) or the contract's path/table)")
+            out[alias] = (
+                f"reference {alias!r} was not given to this run "
+                f"(evaluate(…, references={{{alias!r}: df}}) or the contract's path/table)"
+            )
         elif isinstance(frame, str):
             out[alias] = frame
         elif declared.filter:
@@ -181,8 +183,9 @@ def _reduced(reference: DataFrame, join: ReferenceJoin) -> DataFrame:
     return rows.groupBy(*keys).agg(versions.alias("_dq_versions"))
 
 
-def _match_condition(join: ReferenceJoin, reference_keys: Sequence[str], valid_from: str | None = None,
-                     valid_to: str | None = None) -> Column:
+def _match_condition(
+    join: ReferenceJoin, reference_keys: Sequence[str], valid_from: str | None = None, valid_to: str | None = None
+) -> Column:
     """Key equality (+ for ``as_of``: a non-NULL event time inside ``[valid_from, valid_to)``)."""
     condition = None
     for key, theirs in zip(join.keys, reference_keys):
@@ -191,8 +194,12 @@ def _match_condition(join: ReferenceJoin, reference_keys: Sequence[str], valid_f
     assert condition is not None
     if join.as_of is not None and valid_from is not None and valid_to is not None:
         event = column(join.as_of[0])
-        condition = condition & event.isNotNull() & (F.col(valid_from).isNull() | (F.col(valid_from) <= event)) & (
-            F.col(valid_to).isNull() | (event < F.col(valid_to)))
+        condition = (
+            condition
+            & event.isNotNull()
+            & (F.col(valid_from).isNull() | (F.col(valid_from) <= event))
+            & (F.col(valid_to).isNull() | (event < F.col(valid_to)))
+        )
     return condition
 
 
@@ -225,8 +232,10 @@ def with_matched(df: DataFrame, reference: DataFrame, join: ReferenceJoin, name:
     if join.as_of is not None:
         event = column(join.as_of[0])
         # Half-open [valid_from, valid_to): a NULL bound is open on that side.
-        valid = F.exists(F.col("_dq_versions"), lambda v: (v["f"].isNull() | (v["f"] <= event))
-                         & (v["t"].isNull() | (event < v["t"])))
+        valid = F.exists(
+            F.col("_dq_versions"),
+            lambda v: (v["f"].isNull() | (v["f"] <= event)) & (v["t"].isNull() | (event < v["t"])),
+        )
         matched = matched & event.isNotNull() & valid
     helpers = [f"_dq_r{i}" for i in range(len(join.keys))] + (["_dq_versions"] if join.as_of else [])
     return joined.withColumn(name, F.coalesce(matched, F.lit(False))).drop(*helpers)
@@ -241,8 +250,10 @@ class UnsafeQuery(ValueError):
 
 def _is_command(spark: SparkSession, plan: Any) -> bool:
     jvm: Any = spark._jvm
-    for name in ("org.apache.spark.sql.catalyst.plans.logical.Command",
-                 "org.apache.spark.sql.catalyst.plans.logical.ParsedStatement"):
+    for name in (
+        "org.apache.spark.sql.catalyst.plans.logical.Command",
+        "org.apache.spark.sql.catalyst.plans.logical.ParsedStatement",
+    ):
         try:
             if jvm.java.lang.Class.forName(name).isInstance(plan):
                 return True
@@ -284,8 +295,9 @@ def safe_query(spark: SparkSession, text: str) -> DataFrame:
     return frame
 
 
-def register_views(spark: SparkSession, df: DataFrame, references: Mapping[str, DataFrame | str],
-                   needed: Iterable[str]) -> dict[str, str]:
+def register_views(
+    spark: SparkSession, df: DataFrame, references: Mapping[str, DataFrame | str], needed: Iterable[str]
+) -> dict[str, str]:
     """Temp views for the ``{placeholders}`` in ``needed``, named for this run only; placeholder → view."""
     token = uuid.uuid4().hex[:12]
     views: dict[str, str] = {}

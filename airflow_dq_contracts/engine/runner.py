@@ -71,8 +71,9 @@ def dataset_name(contract: Contract, input_path: str | None = None, table: str |
     return table or input_path or contract.dataset.name or "<unknown>"
 
 
-def _source(contract: Contract, input_path: str | None, input_format: str | None,
-            table: str | None) -> tuple[str | None, str | None, str, dict[str, str]]:
+def _source(
+    contract: Contract, input_path: str | None, input_format: str | None, table: str | None
+) -> tuple[str | None, str | None, str, dict[str, str]]:
     """(path, table, format, options) to read, from the arguments or else the contract."""
     input_path, table, given_format = dataset_source(contract, input_path, table, input_format)
     declared = contract.dataset
@@ -156,8 +157,9 @@ def _datafusion_literal(value: Any) -> str | None:
     return None
 
 
-def _landed_partitions(spark: SparkSession, actions: Any, partition_columns: list[str], schema: Any,
-                       filter: str) -> tuple[Any, str] | None:
+def _landed_partitions(
+    spark: SparkSession, actions: Any, partition_columns: list[str], schema: Any, filter: str
+) -> tuple[Any, str] | None:
     """Which files of a partitioned table the run ``filter`` keeps, and a delta-rs predicate reading them.
 
     The filter is evaluated *by Spark* (Spark's SQL, types and casts) on one row per file holding
@@ -171,8 +173,10 @@ def _landed_partitions(spark: SparkSession, actions: Any, partition_columns: lis
     if not partition_columns or any(name not in actions.column_names for name in names):
         return None
     values = list(zip(*(actions.column(name).to_pylist() for name in names)))
-    frame = spark.createDataFrame([(index, *row) for index, row in enumerate(values)], T.StructType(
-        [T.StructField("_dq_file", T.IntegerType())] + [fields[column] for column in partition_columns]))
+    frame = spark.createDataFrame(
+        [(index, *row) for index, row in enumerate(values)],
+        T.StructType([T.StructField("_dq_file", T.IntegerType())] + [fields[column] for column in partition_columns]),
+    )
     try:
         with quiet_pyspark_errors():
             kept = {row[0] for row in frame.where(filter_condition(frame, filter)).select("_dq_file").collect()}
@@ -195,7 +199,9 @@ def _landed_partitions(spark: SparkSession, actions: Any, partition_columns: lis
     return mask, " OR ".join(sorted(clauses)) or "false"
 
 
-def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter: str | None = None) -> DataFrame | None:
+def _driver_read(
+    spark: SparkSession, path: str, options: dict[str, str], filter: str | None = None
+) -> DataFrame | None:
     """A small Delta table read whole by delta-rs on the driver and handed to Spark as Arrow; else None.
 
     For a landed partition of a few thousand rows, Spark's own Delta read costs seconds whatever the
@@ -218,8 +224,11 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter
         table = open_table(path)
         schema = T.StructType.fromJson(_strip_delta_metadata(json.loads(table.schema().to_json())))
         actions = pa.table(table.get_add_actions(flatten=True))
-        landed = _landed_partitions(spark, actions, list(table.metadata().partition_columns), schema,
-                                    filter) if filter else None
+        landed = (
+            _landed_partitions(spark, actions, list(table.metadata().partition_columns), schema, filter)
+            if filter
+            else None
+        )
         predicate = None
         if landed is not None:
             mask, predicate = landed
@@ -231,8 +240,9 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter
         # The partition predicate must select exactly the files Spark kept: their record counts
         # (no deletion vectors) are the proof; anything else and Spark reads the table.
         if predicate is not None and (
-                any(name.startswith("deletionVector") for name in actions.column_names)
-                or data.num_rows != int(pc.sum(actions.column("num_records")).as_py() or 0)):
+            any(name.startswith("deletionVector") for name in actions.column_names)
+            or data.num_rows != int(pc.sum(actions.column("num_records")).as_py() or 0)
+        ):
             return None
         with quiet_pyspark_errors():
             df = spark.createDataFrame(data.select(schema.fieldNames()), schema=schema)
@@ -242,8 +252,15 @@ def _driver_read(spark: SparkSession, path: str, options: dict[str, str], filter
     return df
 
 
-def _load(spark: SparkSession, path: str | None, name: str | None, fmt: str, options: dict[str, str],
-          pin_version: bool, filter: str | None = None) -> DataFrame:
+def _load(
+    spark: SparkSession,
+    path: str | None,
+    name: str | None,
+    fmt: str,
+    options: dict[str, str],
+    pin_version: bool,
+    filter: str | None = None,
+) -> DataFrame:
     """A path (``fmt``) or catalog table as a DataFrame, resolved now; :class:`DatasetError` if it cannot be read."""
     if fmt == "delta" and path and not name:
         small = _driver_read(spark, path, options, filter)
@@ -266,8 +283,13 @@ def _load(spark: SparkSession, path: str | None, name: str | None, fmt: str, opt
     return df
 
 
-def read_references(spark: SparkSession, contract: Contract, references: dict[str, Reference] | None = None,
-                    *, pin_version: bool = False) -> dict[str, DataFrame | str]:
+def read_references(
+    spark: SparkSession,
+    contract: Contract,
+    references: dict[str, Reference] | None = None,
+    *,
+    pin_version: bool = False,
+) -> dict[str, DataFrame | str]:
     """Each reference a check uses, read once (its filter is applied by the evaluator), or why not.
 
     A reference that cannot be read is not a run failure: the checks using it get status ``error``.
@@ -339,12 +361,17 @@ def run_contract(
     # the session may be the caller's (dq-contracts run, evaluate()).
     with SmallRunTuning(spark) as tuning:
         began = time.perf_counter()
-        df = read_dataset(spark, contract, spec.input_path, spec.input_format, spec.table, run_filter,
-                          pin_version=writes_rows)
+        df = read_dataset(
+            spark, contract, spec.input_path, spec.input_format, spec.table, run_filter, pin_version=writes_rows
+        )
         read_bytes = driver_read_size(df)
         on_driver = f", {read_bytes:,} bytes read by delta-rs on the driver" if read_bytes is not None else ""
-        say(f"read: {dataset} ({len(df.columns)} columns" + (f", filter {run_filter}" if run_filter else "")
-            + on_driver + f") in {time.perf_counter() - began:.2f} s")
+        say(
+            f"read: {dataset} ({len(df.columns)} columns"
+            + (f", filter {run_filter}" if run_filter else "")
+            + on_driver
+            + f") in {time.perf_counter() - began:.2f} s"
+        )
         reference_frames = read_references(spark, contract, declared, pin_version=writes_rows)
         for alias, frame in reference_frames.items():
             say(f"reference {alias}: " + (frame if isinstance(frame, str) else declared[alias].location))
@@ -353,8 +380,17 @@ def run_contract(
         if tuned:
             say(tuned)
         evaluator = Evaluator(
-            contract, df, reference, run_id=run_id, dataset=dataset, filter=run_filter, apply_filter=False,
-            dag_id=spec.dag_id, task_id=spec.task_id, airflow_run_id=spec.airflow_run_id, progress=say,
+            contract,
+            df,
+            reference,
+            run_id=run_id,
+            dataset=dataset,
+            filter=run_filter,
+            apply_filter=False,
+            dag_id=spec.dag_id,
+            task_id=spec.task_id,
+            airflow_run_id=spec.airflow_run_id,
+            progress=say,
             started_at=started_at,
             history=results_table,  # baselines learn from the same table this run appends to
             references=reference_frames,
@@ -367,8 +403,17 @@ def run_contract(
 
             if writes_rows:
                 # The evaluator's references are already prepared (filters analysed once per run).
-                _write_rows(spark, contract, df, result, run_id, spec.quarantine_table, spec.valid_table, say,
-                            evaluator.references)
+                _write_rows(
+                    spark,
+                    contract,
+                    df,
+                    result,
+                    run_id,
+                    spec.quarantine_table,
+                    spec.valid_table,
+                    say,
+                    evaluator.references,
+                )
             if results_table:
                 began = time.perf_counter()
                 result.results_table = results_table
@@ -383,9 +428,17 @@ def run_contract(
     return result
 
 
-def _write_rows(spark: SparkSession, contract: Contract, df: DataFrame, result: ContractResult, run_id: str,
-                quarantine_table: str | None, valid_table: str | None, say: Progress,
-                references: Mapping[str, DataFrame | str] | None = None) -> None:
+def _write_rows(
+    spark: SparkSession,
+    contract: Contract,
+    df: DataFrame,
+    result: ContractResult,
+    run_id: str,
+    quarantine_table: str | None,
+    valid_table: str | None,
+    say: Progress,
+    references: Mapping[str, DataFrame | str] | None = None,
+) -> None:
     """Quarantine and valid rows of one run: each table one commit at most, the input read once.
 
     Whether any row can be quarantined is known from the results before a row is read (a failed
@@ -400,8 +453,9 @@ def _write_rows(spark: SparkSession, contract: Contract, df: DataFrame, result: 
     from airflow_dq_contracts.store import sinks
 
     began = time.perf_counter()
-    sets_rows_aside = any(check.action.strip().lower() in sinks.QUARANTINING_ACTIONS
-                          for check in tagging_checks(contract, result))
+    sets_rows_aside = any(
+        check.action.strip().lower() in sinks.QUARANTINING_ACTIONS for check in tagging_checks(contract, result)
+    )
     annotated = annotate(contract, df, result, references)
     cached = sets_rows_aside and bool(quarantine_table) and bool(valid_table)
     if cached:
@@ -426,8 +480,10 @@ def _write_rows(spark: SparkSession, contract: Contract, df: DataFrame, result: 
     finally:
         if cached:
             annotated.unpersist()
-    say(f"rows: quarantined {result.quarantine_rows if quarantine_table else '-'}, "
-        f"valid {result.valid_rows if valid_table else '-'} in {time.perf_counter() - began:.2f} s")
+    say(
+        f"rows: quarantined {result.quarantine_rows if quarantine_table else '-'}, "
+        f"valid {result.valid_rows if valid_table else '-'} in {time.perf_counter() - began:.2f} s"
+    )
 
 
 def _registry_row(contract: Contract, result: ContractResult, contract_text: str | None) -> dict[str, Any]:
@@ -436,7 +492,13 @@ def _registry_row(contract: Contract, result: ContractResult, contract_text: str
 
     assert result.results_table is not None
     return registry_row(
-        contract, contract_text=contract_text if contract_text is not None else contract_source_text(contract),
-        run_id=result.run_id, run_at=result.started_at, decision=result.decision, dataset=result.dataset,
-        results_table=result.results_table, quarantine_table=result.quarantine_table, valid_table=result.valid_table,
+        contract,
+        contract_text=contract_text if contract_text is not None else contract_source_text(contract),
+        run_id=result.run_id,
+        run_at=result.started_at,
+        decision=result.decision,
+        dataset=result.dataset,
+        results_table=result.results_table,
+        quarantine_table=result.quarantine_table,
+        valid_table=result.valid_table,
     )

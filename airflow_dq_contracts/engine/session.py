@@ -45,8 +45,9 @@ def get_spark(
     settings.update(user)
     if not any(p.strip().startswith("io.delta:delta-spark") for p in user.get("spark.jars.packages", "").split(",")):
         # Local jars resolved once per machine under a lock, never a concurrent Ivy resolve (jars.py).
-        delta = jars.delta_dependency_conf(ivy_home=user.get("spark.jars.ivy"),
-                                                   ivy_settings=user.get("spark.jars.ivySettings"))
+        delta = jars.delta_dependency_conf(
+            ivy_home=user.get("spark.jars.ivy"), ivy_settings=user.get("spark.jars.ivySettings")
+        )
         settings["spark.jars"] = ",".join(filter(None, [user.get("spark.jars"), delta["spark.jars"]]))
     # The driver JVM starts here: map its classes from the machine's archive when one was built.
     settings = jvm_archive.with_archive(settings)
@@ -79,8 +80,10 @@ def startup_line(spark: SparkSession, python_started: float, session_started: fl
         jvm_start = float(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()) / 1000
     except Exception:  # noqa: BLE001 - Spark Connect: no driver JVM in reach
         return f"session: ready in {now - session_started:.2f} s"
-    return (f"session: jvm_start={jvm_start:.3f} jvm→python {python_started - jvm_start:.2f} s, "
-            f"python→session {session_started - python_started:.2f} s, session {now - session_started:.2f} s")
+    return (
+        f"session: jvm_start={jvm_start:.3f} jvm→python {python_started - jvm_start:.2f} s, "
+        f"python→session {session_started - python_started:.2f} s, session {now - session_started:.2f} s"
+    )
 
 
 #: Inputs up to this many bytes on disk (Spark's size estimate of the plan) count as *small*; the
@@ -181,9 +184,10 @@ class SmallRunTuning:
         if self.limit > 0:
             try:
                 known = [driver_read_size(frame) for frame in frames]
-                size = sum(k if k is not None else
-                           int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
-                           for k, frame in zip(known, frames))
+                size = sum(
+                    k if k is not None else int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+                    for k, frame in zip(known, frames)
+                )
             except Exception:  # noqa: BLE001 - Spark Connect or an exotic source: no estimate, no tuning
                 size = None
         if size is None or size > self.limit:

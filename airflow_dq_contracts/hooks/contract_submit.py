@@ -172,15 +172,26 @@ class ContractSubmitHook(SparkSubmitHook):
             cluster_jars = jar_list + [j for j in _as_list(merged.pop("spark.jars", None)) if j not in jar_list]
             self.adapter.set(conf=merged, packages=None, jars=None, py_files=None, java_class=PYTHON_RUNNER_CLASS)
             self.standalone = StandaloneDriverRoute(
-                self, self.adapter, bundle=self.bundle, job_args=job_args, packages=package_list,
-                jars=cluster_jars, py_files=py_file_list, run_key=self.run_key, rest_endpoint=self.rest_endpoint,
-                master_unreachable_timeout=master_unreachable_timeout, status_poll_interval=status_poll_interval)
+                self,
+                self.adapter,
+                bundle=self.bundle,
+                job_args=job_args,
+                packages=package_list,
+                jars=cluster_jars,
+                py_files=py_file_list,
+                run_key=self.run_key,
+                rest_endpoint=self.rest_endpoint,
+                master_unreachable_timeout=master_unreachable_timeout,
+                status_poll_interval=status_poll_interval,
+            )
             self._pending_packages = []
             if not bundle_given and not os.environ.get(CACHE_ENV):
                 self.log.warning(
                     "Standalone cluster mode: the driver reads the job from %s on a Spark worker; set $%s "
-                    "to a folder the workers see at the same path (a shared volume)", self.bundle.zip_path.parent,
-                    CACHE_ENV)
+                    "to a folder the workers see at the same path (a shared volume)",
+                    self.bundle.zip_path.parent,
+                    CACHE_ENV,
+                )
 
     # ------------------------------------------------------------------ settings
 
@@ -233,9 +244,15 @@ class ContractSubmitHook(SparkSubmitHook):
         """Local jars for Maven coordinates, resolved once per machine under a lock (runtime/jars.py)."""
         conf = self.adapter.conf
         try:
-            return [str(jar) for jar in jar_resolution.resolve(
-                coordinates, jars_dir, ivy_home=conf.get("spark.jars.ivy"),
-                ivy_settings=conf.get("spark.jars.ivySettings"))]
+            return [
+                str(jar)
+                for jar in jar_resolution.resolve(
+                    coordinates,
+                    jars_dir,
+                    ivy_home=conf.get("spark.jars.ivy"),
+                    ivy_settings=conf.get("spark.jars.ivySettings"),
+                )
+            ]
         except jar_resolution.JarResolutionError as exc:
             raise ContractJobError(str(exc), kind="submit_failed") from None
 
@@ -331,10 +348,12 @@ class ContractSubmitHook(SparkSubmitHook):
             raise
         except AirflowException as exc:
             if self.job_error is not None:
-                raise ContractJobError(str(self.job_error.get("message") or exc),
-                                       kind=str(self.job_error.get("kind") or "run_failed")) from None
-            raise ContractJobError(f"spark-submit failed before the contract job reported a result: {exc}",
-                                   kind="submit_failed") from None
+                raise ContractJobError(
+                    str(self.job_error.get("message") or exc), kind=str(self.job_error.get("kind") or "run_failed")
+                ) from None
+            raise ContractJobError(
+                f"spark-submit failed before the contract job reported a result: {exc}", kind="submit_failed"
+            ) from None
         if self.job_error is not None:  # exit 0 but an error marker: never pass that silently
             raise ContractJobError(str(self.job_error.get("message")), kind=str(self.job_error.get("kind")))
         if self._killed:

@@ -55,8 +55,9 @@ ATTRIBUTES: Mapping[str, str] = {
     "submit_process": "_submit_sp",
 }
 #: What :meth:`SparkSubmitAdapter.set` may change (the rest are read only).
-WRITABLE = frozenset({"conf", "packages", "jars", "py_files", "java_class", "application_args", "driver_id",
-                      "driver_status"})
+WRITABLE = frozenset(
+    {"conf", "packages", "jars", "py_files", "java_class", "application_args", "driver_id", "driver_status"}
+)
 #: Keys of the resolved connection the hook reads (``rest_endpoint`` is optional: 6.3.4+ derive it).
 CONNECTION_KEYS = ("master", "deploy_mode", "spark_binary")
 #: ``SparkSubmitHook`` methods :class:`ContractSubmitHook` overrides or calls: ``submit()`` builds the
@@ -84,7 +85,8 @@ def provider_version() -> str:
 def _unsupported(what: str) -> AirflowException:
     return AirflowException(
         f"SparkSubmitHook of the installed {PROVIDER} {provider_version()} has no {what}: this "
-        f"airflow-dq-contracts release was checked against {PROVIDER} {' and '.join(CHECKED_PROVIDER_VERSIONS)}")
+        f"airflow-dq-contracts release was checked against {PROVIDER} {' and '.join(CHECKED_PROVIDER_VERSIONS)}"
+    )
 
 
 class SparkSubmitAdapter:
@@ -207,8 +209,11 @@ class SparkSubmitAdapter:
         except ProcessLookupError:
             return False
         if group != process.pid:  # not the session leader submit() started: never signal another group
-            self._hook.log.warning("spark-submit (pid %s) is not the leader of its process group %s: not "
-                                   "signalling the group", process.pid, group)
+            self._hook.log.warning(
+                "spark-submit (pid %s) is not the leader of its process group %s: not signalling the group",
+                process.pid,
+                group,
+            )
             return False
         self._hook.log.info("Stopping the contract job (spark-submit pid %s and its process group)", process.pid)
         try:

@@ -159,11 +159,21 @@ class StandaloneDriverRoute:
     :param status_poll_interval: seconds between driver status polls.
     """
 
-    def __init__(self, owner: RouteOwner, adapter: SparkSubmitAdapter, *, bundle: JobBundle,
-                 job_args: Sequence[str], packages: Sequence[str], jars: Sequence[str], py_files: Sequence[str],
-                 run_key: str | None, rest_endpoint: str | None,
-                 master_unreachable_timeout: float = MASTER_UNREACHABLE_TIMEOUT,
-                 status_poll_interval: float = 1) -> None:
+    def __init__(
+        self,
+        owner: RouteOwner,
+        adapter: SparkSubmitAdapter,
+        *,
+        bundle: JobBundle,
+        job_args: Sequence[str],
+        packages: Sequence[str],
+        jars: Sequence[str],
+        py_files: Sequence[str],
+        run_key: str | None,
+        rest_endpoint: str | None,
+        master_unreachable_timeout: float = MASTER_UNREACHABLE_TIMEOUT,
+        status_poll_interval: float = 1,
+    ) -> None:
         self.owner, self.adapter, self.bundle = owner, adapter, bundle
         self.job_args = list(job_args)
         self.packages, self.jars, self.py_files = list(packages), list(jars), list(py_files)
@@ -204,8 +214,12 @@ class StandaloneDriverRoute:
 
     def application_args(self) -> list[str]:
         """PythonRunner's arguments: launcher, Python files, then the job's own and the marker file."""
-        return [str(self.bundle.launcher_path), ",".join(self.py_files), *self.job_args,
-                f"{MARKERS_OUT_FLAG}={self.markers_path}"]
+        return [
+            str(self.bundle.launcher_path),
+            ",".join(self.py_files),
+            *self.job_args,
+            f"{MARKERS_OUT_FLAG}={self.markers_path}",
+        ]
 
     def run(self) -> dict[str, Any] | None:
         """Submit the driver, follow it to its end, return the job's completion payload.
@@ -240,12 +254,14 @@ class StandaloneDriverRoute:
             raise
         except AirflowException as exc:
             if not self.adapter.driver_id:
-                raise ContractJobError(f"spark-submit could not hand the driver to {self.adapter.master}: {exc}",
-                                       kind="submit_failed") from None
+                raise ContractJobError(
+                    f"spark-submit could not hand the driver to {self.adapter.master}: {exc}", kind="submit_failed"
+                ) from None
             # The master accepted the driver, then spark-submit failed (its one status poll lost the
             # master): the driver runs regardless, so it is followed, not abandoned.
-            self.log.warning("spark-submit failed after the master accepted driver %s; following the driver",
-                             self.adapter.driver_id)
+            self.log.warning(
+                "spark-submit failed after the master accepted driver %s; following the driver", self.adapter.driver_id
+            )
 
     def follow_driver(self) -> None:
         """Poll the driver through the master's REST server until it ends.
@@ -259,8 +275,12 @@ class StandaloneDriverRoute:
         self._followed = True
         driver_id = self.adapter.driver_id
         self.remember_driver()
-        self.log.info("Driver %s submitted to %s; following it through %s", driver_id, self.adapter.master,
-                      self.rest_endpoint or "spark-submit --status")
+        self.log.info(
+            "Driver %s submitted to %s; following it through %s",
+            driver_id,
+            self.adapter.master,
+            self.rest_endpoint or "spark-submit --status",
+        )
         if not self.rest_endpoint:
             self.adapter.track_driver_with_spark_submit()
             return
@@ -286,8 +306,12 @@ class StandaloneDriverRoute:
             now = time.monotonic()
             if away_since is None:
                 away_since = now
-                self.log.warning("Spark master at %s: %s; waiting up to %.0f s", self.rest_endpoint, last_problem,
-                                 self.master_unreachable_timeout)
+                self.log.warning(
+                    "Spark master at %s: %s; waiting up to %.0f s",
+                    self.rest_endpoint,
+                    last_problem,
+                    self.master_unreachable_timeout,
+                )
             if self.read_markers():
                 self.log.warning("The contract job reported its end while the master was away")
                 return
@@ -325,24 +349,38 @@ class StandaloneDriverRoute:
         # The job said how it ended: its driver exits by itself, nothing is left to reclaim.
         self.forget_driver()
         if owner.job_error is not None:
-            raise ContractJobError(str(owner.job_error.get("message")),
-                                   kind=str(owner.job_error.get("kind") or "run_failed"))
+            raise ContractJobError(
+                str(owner.job_error.get("message")), kind=str(owner.job_error.get("kind") or "run_failed")
+            )
         if owner.done is not None:
             if state in TERMINAL_DRIVER_STATES and state != "FINISHED":
-                self.log.warning("The contract job reported completion; the master reports driver %s as %s "
-                                 "(it lost track of the driver while it was away)", driver_id, state)
+                self.log.warning(
+                    "The contract job reported completion; the master reports driver %s as %s "
+                    "(it lost track of the driver while it was away)",
+                    driver_id,
+                    state,
+                )
             elif state != "FINISHED":
-                self.log.warning("The contract job reported completion; the master could not confirm the end of "
-                                 "driver %s (last known state: %s)", driver_id, state)
+                self.log.warning(
+                    "The contract job reported completion; the master could not confirm the end of "
+                    "driver %s (last known state: %s)",
+                    driver_id,
+                    state,
+                )
             return owner.done
         if state == "FINISHED":
-            self.log.warning("Driver %s FINISHED without a marker file (%s not writable from the worker?); "
-                             "the results table decides", driver_id, self.markers_path)
+            self.log.warning(
+                "Driver %s FINISHED without a marker file (%s not writable from the worker?); "
+                "the results table decides",
+                driver_id,
+                self.markers_path,
+            )
             return None
         raise ContractJobError(
             f"Spark driver {driver_id} ended {state} on {self.adapter.master} before the contract job reported a "
             f"result (the driver's log is in the worker's work folder: {driver_id}/stderr)",
-            kind="run_failed")
+            kind="run_failed",
+        )
 
     # ------------------------------------------------------------------ the driver of a run, across attempts
 
@@ -359,8 +397,13 @@ class StandaloneDriverRoute:
         if path is None or not driver_id or self._remembered:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        record = {"run_key": self.run_key, "driver_id": driver_id, "master": self.adapter.master,
-                  "rest_endpoint": self.rest_endpoint, "submitted_at": time.time()}
+        record = {
+            "run_key": self.run_key,
+            "driver_id": driver_id,
+            "master": self.adapter.master,
+            "rest_endpoint": self.rest_endpoint,
+            "submitted_at": time.time(),
+        }
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(record, handle)
@@ -401,20 +444,30 @@ class StandaloneDriverRoute:
             raise ContractJobError(
                 f"driver {driver_id} of an earlier attempt of run {self.run_key} may still be running and the "
                 f"master's REST server at {endpoint} does not answer ({exc}): not submitting a second driver "
-                f"for the same run", kind="submit_failed") from None
+                f"for the same run",
+                kind="submit_failed",
+            ) from None
         if state in ACTIVE_DRIVER_STATES:
-            self.log.warning("Driver %s of an earlier attempt of run %s is still %s: stopping it first",
-                             driver_id, self.run_key, state)
+            self.log.warning(
+                "Driver %s of an earlier attempt of run %s is still %s: stopping it first",
+                driver_id,
+                self.run_key,
+                state,
+            )
             try:
                 final = self.kill_and_wait(endpoint, driver_id)
             except RestError as exc:
                 raise ContractJobError(
                     f"cannot stop driver {driver_id} of an earlier attempt of run {self.run_key} ({exc}): not "
-                    f"submitting a second driver for the same run", kind="submit_failed") from None
+                    f"submitting a second driver for the same run",
+                    kind="submit_failed",
+                ) from None
             if final not in TERMINAL_DRIVER_STATES:
                 raise ContractJobError(
                     f"driver {driver_id} of an earlier attempt of run {self.run_key} is still {final} after a kill "
-                    f"request; not submitting a second driver for the same run", kind="submit_failed")
+                    f"request; not submitting a second driver for the same run",
+                    kind="submit_failed",
+                )
         else:
             self.log.info("Driver %s of an earlier attempt of run %s is %s", driver_id, self.run_key, state)
         path.unlink(missing_ok=True)
@@ -444,15 +497,18 @@ class StandaloneDriverRoute:
         self.adapter.stop_submit_process(KILL_GRACE_SECONDS)  # still handing the driver over
         driver_id, endpoint = self.adapter.driver_id, self.rest_endpoint
         if not driver_id or not endpoint:
-            self.log.warning("on_kill: no driver id known yet; spark-submit was stopped before the master "
-                             "named one")
+            self.log.warning("on_kill: no driver id known yet; spark-submit was stopped before the master named one")
             return
         self.log.info("Killing driver %s on %s", driver_id, self.adapter.master)
         try:
             final = self.kill_and_wait(endpoint, driver_id)
         except RestError as exc:
-            self.log.error("Cannot reach the master to kill driver %s (%s): it may still be running; the "
-                           "next attempt of this run stops it", driver_id, exc)
+            self.log.error(
+                "Cannot reach the master to kill driver %s (%s): it may still be running; the "
+                "next attempt of this run stops it",
+                driver_id,
+                exc,
+            )
         else:
             self.log.info("Driver %s is %s", driver_id, final)
             if final in TERMINAL_DRIVER_STATES:

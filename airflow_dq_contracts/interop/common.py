@@ -169,8 +169,11 @@ def require_type(src: Source, path: Path, check_type: str, what: str) -> bool:
     """Whether ``check_type`` exists; if not, refuse ``what`` at ``path`` naming the missing type."""
     if has_check_type(check_type):
         return True
-    src.refuse(path, f"{what} needs the contract check type '{check_type}' (issue #11), which this version "
-                     "does not have; nothing else says it exactly")
+    src.refuse(
+        path,
+        f"{what} needs the contract check type '{check_type}' (issue #11), which this version "
+        "does not have; nothing else says it exactly",
+    )
     return False
 
 
@@ -229,8 +232,7 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
-    flow = len(data) <= 12 and all(isinstance(item, (str, int, float, bool)) and len(str(item)) < 40
-                                   for item in data)
+    flow = len(data) <= 12 and all(isinstance(item, (str, int, float, bool)) and len(str(item)) < 40 for item in data)
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
 
 
@@ -238,8 +240,7 @@ _Dumper.add_representer(list, _represent_list)
 
 
 def _dump(value: Any) -> str:
-    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                     width=100)
+    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)
 
 
 def _dump_checks(checks: list[dict[str, Any]], comments: dict[int, str], indent: str) -> list[str]:

@@ -46,12 +46,45 @@ from .common import (
 )
 
 URN = re.compile(r"^urn:li:dataset:\(urn:li:dataPlatform:([^,()]+),(.+),([A-Za-z_]+)\)$")
-COMPARISONS = ("equal_to", "not_equal_to", "greater_than", "greater_than_or_equal_to", "less_than",
-               "less_than_or_equal_to", "between")
-VALUE_CONDITIONS = COMPARISONS + ("in", "not_in", "is_null", "is_not_null", "matches_regex", "not_empty",
-                                  "length_greater_than", "length_less_than", "length_between")
-SCHEMA_TYPES = ("string", "number", "boolean", "date", "timestamp", "struct", "array", "map", "bytes",
-                "integer", "decimal", "int", "long", "float", "double", "bigint", "binary")
+COMPARISONS = (
+    "equal_to",
+    "not_equal_to",
+    "greater_than",
+    "greater_than_or_equal_to",
+    "less_than",
+    "less_than_or_equal_to",
+    "between",
+)
+VALUE_CONDITIONS = COMPARISONS + (
+    "in",
+    "not_in",
+    "is_null",
+    "is_not_null",
+    "matches_regex",
+    "not_empty",
+    "length_greater_than",
+    "length_less_than",
+    "length_between",
+)
+SCHEMA_TYPES = (
+    "string",
+    "number",
+    "boolean",
+    "date",
+    "timestamp",
+    "struct",
+    "array",
+    "map",
+    "bytes",
+    "integer",
+    "decimal",
+    "int",
+    "long",
+    "float",
+    "double",
+    "bigint",
+    "binary",
+)
 # id / id_raw / meta identify an assertion inside DataHub; they do not change what it asserts.
 COMMON_KEYS = ("entity", "type", "schedule", "description", "id", "id_raw", "meta")
 KEYS = {
@@ -93,8 +126,12 @@ class Condition:
 # no exact equivalent: refused). "pct" and "float" readings are compared with tolerance 0, so the
 # contract's default 1e-9 float-noise tolerance cannot admit a value DataHub would reject.
 
-FLIP = {"greater_than": "less_than", "less_than": "greater_than",
-        "greater_than_or_equal_to": "less_than_or_equal_to", "less_than_or_equal_to": "greater_than_or_equal_to"}
+FLIP = {
+    "greater_than": "less_than",
+    "less_than": "greater_than",
+    "greater_than_or_equal_to": "less_than_or_equal_to",
+    "less_than_or_equal_to": "greater_than_or_equal_to",
+}
 
 
 def metric_validator(src: Source, cond: Condition, path: tuple, reading: str) -> dict[str, Any] | None:
@@ -136,14 +173,18 @@ def metric_validator(src: Source, cond: Condition, path: tuple, reading: str) ->
         # A ratio lies in [0, 1]: "> v" is "not in [0, v]", "< v" is "not in [v, 1]".
         span = [0, plain(value)] if strict_greater else [plain(value), 1]
         return {"not_between": span, "tolerance": 0}
-    src.refuse(path, f"strict '{kind}' on a non-integer metric has no exact equivalent in the contract "
-                     "language (min/max are inclusive, and not_between would accept ±Infinity); use "
-                     f"'{kind}_or_equal_to' with the bound you mean")
+    src.refuse(
+        path,
+        f"strict '{kind}' on a non-integer metric has no exact equivalent in the contract "
+        "language (min/max are inclusive, and not_between would accept ±Infinity); use "
+        f"'{kind}_or_equal_to' with the bound you mean",
+    )
     return None
 
 
-def parse_condition(src: Source, raw: Any, path: tuple, allowed: tuple[str, ...],
-                    text_values: bool = False) -> Condition | None:
+def parse_condition(
+    src: Source, raw: Any, path: tuple, allowed: tuple[str, ...], text_values: bool = False
+) -> Condition | None:
     """Read a DataHub ``condition`` mapping (``type`` + ``value`` or ``min``/``max``)."""
     data = src.mapping(raw, path, "'condition'")
     if data is None:
@@ -224,8 +265,11 @@ class DataHubImporter:
             return False
         match = URN.match(urn.strip())
         if match is None:
-            src.refuse(path + ("entity",), f"not a DataHub dataset URN: {urn!r} (expected "
-                                           "urn:li:dataset:(urn:li:dataPlatform:<platform>,<name>,<env>))")
+            src.refuse(
+                path + ("entity",),
+                f"not a DataHub dataset URN: {urn!r} (expected "
+                "urn:li:dataset:(urn:li:dataPlatform:<platform>,<name>,<env>))",
+            )
             return False
         if self.entity is None:
             self.entity = urn.strip()
@@ -239,13 +283,15 @@ class DataHubImporter:
             self.draft.top["dataset"] = dataset
             self.draft.top["metadata"] = {"datahub_urn": self.entity}
         elif urn.strip() != self.entity:
-            src.refuse(path + ("entity",), f"a contract describes one dataset: this assertion is on {urn!r}, "
-                                           f"earlier ones on {self.entity!r}; import each dataset separately")
+            src.refuse(
+                path + ("entity",),
+                f"a contract describes one dataset: this assertion is on {urn!r}, "
+                f"earlier ones on {self.entity!r}; import each dataset separately",
+            )
             return False
         return True
 
-    def add(self, src: Source, data: dict, path: tuple, check: dict[str, Any], column: str | None,
-            what: str) -> None:
+    def add(self, src: Source, data: dict, path: tuple, check: dict[str, Any], column: str | None, what: str) -> None:
         assert self.draft is not None
         description = data.get("description")
         if isinstance(description, str) and description.strip():
@@ -254,8 +300,10 @@ class DataHubImporter:
         if where:
             check["filter"] = where
         elif data.get("filters") is not None:
-            src.refuse(path + ("filters",), "'filters' must be {type: sql, sql: <WHERE clause>} or the clause "
-                                            f"itself, got {data['filters']!r}")
+            src.refuse(
+                path + ("filters",),
+                f"'filters' must be {{type: sql, sql: <WHERE clause>}} or the clause itself, got {data['filters']!r}",
+            )
         self.draft.add(check, column, f"DataHub {src.where(path)} ({what})")
 
     # -- assertion types ------------------------------------------------------------------------
@@ -264,21 +312,31 @@ class DataHubImporter:
         interval = src.text(data, "lookback_interval", path, required=True)
         if field is None:
             if "last_modified_field" not in data:
-                src.refuse(path, "freshness needs 'last_modified_field': only the LAST_MODIFIED_FIELD source "
-                                 "can be evaluated on the data (audit logs and information schema cannot)")
+                src.refuse(
+                    path,
+                    "freshness needs 'last_modified_field': only the LAST_MODIFIED_FIELD source "
+                    "can be evaluated on the data (audit logs and information schema cannot)",
+                )
             return
         if interval is None:
             return
         match = _INTERVAL.match(interval)
         if match is None:
-            src.refuse(path + ("lookback_interval",), f"cannot read interval {interval!r}; write e.g. '6 hours', "
-                                                      "'30 minutes', '2 days'")
+            src.refuse(
+                path + ("lookback_interval",),
+                f"cannot read interval {interval!r}; write e.g. '6 hours', '30 minutes', '2 days'",
+            )
             return
         hours = Decimal(match.group(1)) * _HOURS[match.group(2).lower()]
         assert self.draft is not None
         self.draft.column(field)
-        check = {"name": f"{field} updated within {interval.strip()}", "type": "freshness",
-                 "timestamp_column": field, "max_age_hours": plain(hours), "tolerance": 0}
+        check = {
+            "name": f"{field} updated within {interval.strip()}",
+            "type": "freshness",
+            "timestamp_column": field,
+            "max_age_hours": plain(hours),
+            "tolerance": 0,
+        }
         self.add(src, data, path, check, None, f"freshness {field} {interval.strip()}")
 
     def _volume(self, src: Source, data: dict, path: tuple) -> None:
@@ -321,7 +379,9 @@ class DataHubImporter:
         src.keys(cond, ("type", "columns"), cond_path, "a schema condition")
         mode = {"exact_match": "exact", "contains": "contains"}.get(str(cond.get("type")))
         if mode is None:
-            src.refuse(cond_path + ("type",), f"unknown schema condition {cond.get('type')!r}; known: exact_match, contains")
+            src.refuse(
+                cond_path + ("type",), f"unknown schema condition {cond.get('type')!r}; known: exact_match, contains"
+            )
             return
         columns_path = cond_path + ("columns",) if "columns" in cond else path + ("columns",)
         columns = src.items(cond.get("columns", data.get("columns")), columns_path, "'columns'")
@@ -337,13 +397,19 @@ class DataHubImporter:
             if name is None or kind is None:
                 continue
             if kind.lower() not in SCHEMA_TYPES:
-                src.refuse(where + ("type",), f"DataHub type {kind!r} has no contract column type "
-                                              f"(union and enum have none); supported: {', '.join(SCHEMA_TYPES)}")
+                src.refuse(
+                    where + ("type",),
+                    f"DataHub type {kind!r} has no contract column type "
+                    f"(union and enum have none); supported: {', '.join(SCHEMA_TYPES)}",
+                )
                 continue
             typed.append((name, kind.lower()))
         if not has_top_key("enforcement"):
-            src.refuse(path, "a DataHub schema assertion needs the contract's schema enforcement "
-                             "('enforcement: {schema: {mode: …}}', issue #10), which this version does not have")
+            src.refuse(
+                path,
+                "a DataHub schema assertion needs the contract's schema enforcement "
+                "('enforcement: {schema: {mode: …}}', issue #10), which this version does not have",
+            )
             return
         if len(typed) != len(columns):
             return
@@ -377,7 +443,9 @@ class DataHubImporter:
         name, source_kind = f"{column} {metric} {cond.describe()}", cond.kind
         if transform is not None:
             cond = transform(cond)
-        if base.get("type") == "row_condition" and not require_type(src, path, "row_condition", f"field metric {metric}"):
+        if base.get("type") == "row_condition" and not require_type(
+            src, path, "row_condition", f"field metric {metric}"
+        ):
             return
         validator = metric_validator(src, cond, path + ("condition",), reading)
         if validator is None:
@@ -455,14 +523,26 @@ FIELD_METRICS: dict[str, tuple[dict[str, Any], str, Callable[[Condition], Condit
     "median": ({"type": "percentile", "percentile": 0.5}, "float", None),
     "stddev": ({"type": "stddev"}, "float", None),
     # A row violates "{col} >= 0" exactly when it is negative (NULL passes): violations = negatives.
-    "negative_count": ({"type": "row_condition", "condition": "{col} >= 0", "null_passes": True,
-                        "return": "count"}, "count", None),
-    "negative_percentage": ({"type": "row_condition", "condition": "{col} >= 0", "null_passes": True,
-                             "return": "pct"}, "pct", _percent),
-    "zero_count": ({"type": "row_condition", "condition": "{col} <> 0", "null_passes": True,
-                    "return": "count"}, "count", None),
-    "zero_percentage": ({"type": "row_condition", "condition": "{col} <> 0", "null_passes": True,
-                         "return": "pct"}, "pct", _percent),
+    "negative_count": (
+        {"type": "row_condition", "condition": "{col} >= 0", "null_passes": True, "return": "count"},
+        "count",
+        None,
+    ),
+    "negative_percentage": (
+        {"type": "row_condition", "condition": "{col} >= 0", "null_passes": True, "return": "pct"},
+        "pct",
+        _percent,
+    ),
+    "zero_count": (
+        {"type": "row_condition", "condition": "{col} <> 0", "null_passes": True, "return": "count"},
+        "count",
+        None,
+    ),
+    "zero_percentage": (
+        {"type": "row_condition", "condition": "{col} <> 0", "null_passes": True, "return": "pct"},
+        "pct",
+        _percent,
+    ),
 }
 
 
@@ -521,8 +601,9 @@ class FieldValues:
             return None
         if not self.exclude_nulls and (zero or self.threshold_kind == "percentage") and conforming is not None:
             ratio = Decimal(1) - self.threshold / HUNDRED
-            return self.add({"name": self.name, **conforming, "return": "pct", "min": plain(ratio),
-                             "tolerance": 0}, col)
+            return self.add(
+                {"name": self.name, **conforming, "return": "pct", "min": plain(ratio), "tolerance": 0}, col
+            )
         if not self.exclude_nulls and zero and stats is not None:
             for suffix, check in stats:
                 self.add({"name": f"{self.name}{suffix}", **check}, col)
@@ -532,8 +613,9 @@ class FieldValues:
     def threshold_check(self, base: dict[str, Any], column: str) -> None:
         if self.threshold_kind == "count":
             return self.add({"name": self.name, **base, "return": "count", "max": plain(self.threshold)}, column)
-        return self.add({"name": self.name, **base, "return": "pct", "max": plain(self.threshold / HUNDRED),
-                         "tolerance": 0}, column)
+        return self.add(
+            {"name": self.name, **base, "return": "pct", "max": plain(self.threshold / HUNDRED), "tolerance": 0}, column
+        )
 
     def native(self) -> tuple[dict[str, Any] | None, list[tuple[str, dict[str, Any]]] | None] | None:
         """(conformance check, statistic checks) — either may be None when it has no native form."""
@@ -567,10 +649,14 @@ class FieldValues:
             stats = []
             if kind != "less_than_or_equal_to":
                 lower = cond.low if kind == "between" else cond.value
-                stats.append((" (min)" if kind == "between" else "", {"type": "min", "min": plain(lower), "tolerance": 0}))  # type: ignore[arg-type]
+                stats.append(
+                    (" (min)" if kind == "between" else "", {"type": "min", "min": plain(lower), "tolerance": 0})  # type: ignore[arg-type]
+                )
             if kind != "greater_than_or_equal_to":
                 upper = cond.high if kind == "between" else cond.value
-                stats.append((" (max)" if kind == "between" else "", {"type": "max", "max": plain(upper), "tolerance": 0}))  # type: ignore[arg-type]
+                stats.append(
+                    (" (max)" if kind == "between" else "", {"type": "max", "max": plain(upper), "tolerance": 0})  # type: ignore[arg-type]
+                )
             if kind == "between" and cond.low > cond.high:  # type: ignore[operator]
                 self.src.refuse(self.path + ("condition",), "between: min is greater than max")
                 return None
@@ -599,8 +685,14 @@ class FieldValues:
     def sql(self) -> str:
         """The per-row condition as Spark SQL (a row violates when it is false)."""
         col, cond, kind = quote_ident(self.column), self.cond, self.cond.kind
-        operators = {"equal_to": "=", "not_equal_to": "<>", "greater_than": ">", "greater_than_or_equal_to": ">=",
-                     "less_than": "<", "less_than_or_equal_to": "<="}
+        operators = {
+            "equal_to": "=",
+            "not_equal_to": "<>",
+            "greater_than": ">",
+            "greater_than_or_equal_to": ">=",
+            "less_than": "<",
+            "less_than_or_equal_to": "<=",
+        }
         if kind in operators:
             value = sql_literal(cond.value) if isinstance(cond.value, str) else plain(cond.value)
             return f"{col} {operators[kind]} {value}"
@@ -613,15 +705,21 @@ class FieldValues:
             return f"{col} RLIKE {sql_literal(anchored(cond.value))}"
         low, high = self.length_bounds()
         parts = ([f"char_length({col}) >= {low}"] if low is not None else []) + (
-            [f"char_length({col}) <= {high}"] if high is not None else [])
+            [f"char_length({col}) <= {high}"] if high is not None else []
+        )
         return " AND ".join(parts)
 
     def row_condition(self, condition: str, null_passes: bool) -> None:
-        if not require_type(self.src, self.path, "row_condition",
-                            f"field {self.cond.kind} with this NULL rule and failure_threshold"):
+        if not require_type(
+            self.src, self.path, "row_condition", f"field {self.cond.kind} with this NULL rule and failure_threshold"
+        ):
             return None
-        check: dict[str, Any] = {"name": self.name, "type": "row_condition", "condition": condition,
-                                 "null_passes": null_passes}
+        check: dict[str, Any] = {
+            "name": self.name,
+            "type": "row_condition",
+            "condition": condition,
+            "null_passes": null_passes,
+        }
         if self.threshold_kind == "count":
             check.update({"return": "count", "max": plain(self.threshold)})
         else:
@@ -650,11 +748,14 @@ def import_datahub_sources(sources: list[Source], name: str | None = None) -> st
     if importer.draft is None:
         from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
 
-        raise ContractValidationError([ValidationIssue(s.file, None, "assertions", "no assertions to import")
-                                       for s in sources[:1]])
+        raise ContractValidationError(
+            [ValidationIssue(s.file, None, "assertions", "no assertions to import") for s in sources[:1]]
+        )
     files = ", ".join(os.path.basename(s.file) for s in sources)
-    header = (f"Imported from DataHub assertions ({files}) by `dq-contracts import datahub`.\n"
-              "Each check's comment names its source assertion; see docs/interop.md for the mapping.")
+    header = (
+        f"Imported from DataHub assertions ({files}) by `dq-contracts import datahub`.\n"
+        "Each check's comment names its source assertion; see docs/interop.md for the mapping."
+    )
     return validated(importer.draft, header, f"<import of {files}>")
 
 

@@ -88,11 +88,18 @@ def condition(validator: Validator, reading: str, scale: Decimal = Decimal(1)) -
 
 def _inverted(cond: dict[str, Any]) -> dict[str, Any]:
     """A duplicate-ratio condition as the unique-percentage condition (unique% = 100 − 100·dup)."""
-    flip = {"greater_than": "less_than", "less_than": "greater_than",
-            "greater_than_or_equal_to": "less_than_or_equal_to", "less_than_or_equal_to": "greater_than_or_equal_to"}
+    flip = {
+        "greater_than": "less_than",
+        "less_than": "greater_than",
+        "greater_than_or_equal_to": "less_than_or_equal_to",
+        "less_than_or_equal_to": "greater_than_or_equal_to",
+    }
     if cond["type"] == "between":
-        return {"type": "between", "min": plain(HUNDRED - Decimal(str(cond["max"]))),
-                "max": plain(HUNDRED - Decimal(str(cond["min"])))}
+        return {
+            "type": "between",
+            "min": plain(HUNDRED - Decimal(str(cond["max"]))),
+            "max": plain(HUNDRED - Decimal(str(cond["min"]))),
+        }
     return {"type": flip.get(cond["type"], cond["type"]), "value": plain(HUNDRED - Decimal(str(cond["value"])))}
 
 
@@ -138,8 +145,13 @@ class DataHubExporter:
         return {**head, **assertion}
 
     def _metric(self, check: Check, base: dict, metric: str, reading: str, scale: Decimal = Decimal(1)) -> dict:
-        return {**base, "type": "field", "field": check.column, "metric": metric,
-                "condition": condition(check.validator, reading, scale)}
+        return {
+            **base,
+            "type": "field",
+            "field": check.column,
+            "metric": metric,
+            "condition": condition(check.validator, reading, scale),
+        }
 
     # -- table level ---------------------------------------------------------------------------
     def _num_rows(self, check: Check, base: dict) -> dict:
@@ -151,8 +163,12 @@ class DataHubExporter:
         hours = _d(check.params["max_age_hours"])
         if check.validator.tolerance not in (0, DEFAULT_TOLERANCE):
             raise Refused("a freshness tolerance has no DataHub equivalent")
-        return {**base, "type": "freshness", "lookback_interval": f"{plain(hours)} hours",
-                "last_modified_field": check.params["timestamp_column"]}
+        return {
+            **base,
+            "type": "freshness",
+            "lookback_interval": f"{plain(hours)} hours",
+            "last_modified_field": check.params["timestamp_column"],
+        }
 
     def _sql(self, check: Check, base: dict) -> dict:
         if check.params.get("return", "value") != "value":
@@ -174,8 +190,10 @@ class DataHubExporter:
 
     def _duplicates(self, check: Check, base: dict) -> dict:
         if check.return_type != "pct":
-            raise Refused("a duplicate *count* has no DataHub metric (unique_count counts distinct values); "
-                          "use 'return: pct' (→ unique_percentage)")
+            raise Refused(
+                "a duplicate *count* has no DataHub metric (unique_count counts distinct values); "
+                "use 'return: pct' (→ unique_percentage)"
+            )
         assertion = self._metric(check, base, "unique_percentage", "pct", HUNDRED)
         assertion["condition"] = _inverted(assertion["condition"])
         return assertion
@@ -186,14 +204,24 @@ class DataHubExporter:
     def _min(self, check: Check, base: dict) -> dict:
         # "min ≥ v" is "every non-null value ≥ v": the field-values form, as the import reads it.
         if check.validator.kind == "min":
-            return {**base, "type": "field", "field": check.column, "exclude_nulls": True,
-                    "condition": condition(check.validator, "float")}
+            return {
+                **base,
+                "type": "field",
+                "field": check.column,
+                "exclude_nulls": True,
+                "condition": condition(check.validator, "float"),
+            }
         return self._stat(check, base, "min")
 
     def _max(self, check: Check, base: dict) -> dict:
         if check.validator.kind == "max":
-            return {**base, "type": "field", "field": check.column, "exclude_nulls": True,
-                    "condition": condition(check.validator, "float")}
+            return {
+                **base,
+                "type": "field",
+                "field": check.column,
+                "exclude_nulls": True,
+                "condition": condition(check.validator, "float"),
+            }
         return self._stat(check, base, "max")
 
     def _mean(self, check: Check, base: dict) -> dict:
@@ -219,8 +247,10 @@ class DataHubExporter:
             if failing:
                 result["failure_threshold"] = {"type": "percentage", "value": plain(failing)}
             return result
-        raise Refused(f"{check.type} with {validator.describe()} has no DataHub equivalent (DataHub thresholds "
-                      "count failing rows; the contract counts conforming ones)")
+        raise Refused(
+            f"{check.type} with {validator.describe()} has no DataHub equivalent (DataHub thresholds "
+            "count failing rows; the contract counts conforming ones)"
+        )
 
     def _whitelist(self, check: Check, base: dict) -> dict:
         if not check.params.get("case_sensitive", True):
@@ -241,16 +271,31 @@ class DataHubExporter:
             low, high = params.get("length_min"), params.get("length_max")
             if low is None and high == 0:  # conforming rows of length ≤ 0: the empty values
                 metric = "empty_percentage" if check.return_type == "pct" else "empty_count"
-                return self._metric(check, base, metric, check.return_type or "count",
-                                    HUNDRED if check.return_type == "pct" else Decimal(1))
+                return self._metric(
+                    check,
+                    base,
+                    metric,
+                    check.return_type or "count",
+                    HUNDRED if check.return_type == "pct" else Decimal(1),
+                )
             return self._values(check, base, _length_condition(low, high))
         validator = check.validator
         if check.type == "min_length" and validator.kind == "min":
-            return {**base, "type": "field", "field": check.column, "exclude_nulls": True,
-                    "condition": _length_condition(int(validator.low), None)}  # type: ignore[arg-type]
+            return {
+                **base,
+                "type": "field",
+                "field": check.column,
+                "exclude_nulls": True,
+                "condition": _length_condition(int(validator.low), None),  # type: ignore[arg-type]
+            }
         if check.type == "max_length" and validator.kind == "max":
-            return {**base, "type": "field", "field": check.column, "exclude_nulls": True,
-                    "condition": _length_condition(None, int(validator.high))}  # type: ignore[arg-type]
+            return {
+                **base,
+                "type": "field",
+                "field": check.column,
+                "exclude_nulls": True,
+                "condition": _length_condition(None, int(validator.high)),  # type: ignore[arg-type]
+            }
         raise Refused(f"{check.type} with {validator.describe()} has no DataHub equivalent")
 
     _min_length = _length
@@ -267,8 +312,9 @@ def _length_condition(low: int | None, high: int | None) -> dict[str, Any]:
     return {"type": "length_less_than", "value": (high or 0) + 1}
 
 
-def export_datahub(contract: Contract, *, platform: str = "delta", env: str = "PROD",
-                   skip_unsupported: bool = False) -> str:
+def export_datahub(
+    contract: Contract, *, platform: str = "delta", env: str = "PROD", skip_unsupported: bool = False
+) -> str:
     """DataHub assertion YAML for ``contract``.
 
     Raises :class:`ContractValidationError` listing every check that has no exact equivalent
@@ -281,8 +327,9 @@ def export_datahub(contract: Contract, *, platform: str = "delta", env: str = "P
     return text
 
 
-def export_datahub_report(contract: Contract, *, platform: str = "delta",
-                          env: str = "PROD") -> tuple[str, list[ValidationIssue]]:
+def export_datahub_report(
+    contract: Contract, *, platform: str = "delta", env: str = "PROD"
+) -> tuple[str, list[ValidationIssue]]:
     """(DataHub YAML of the exportable checks, located refusals of the others)."""
     exporter = DataHubExporter(contract, platform, env)
     assertions: list[dict[str, Any]] = []

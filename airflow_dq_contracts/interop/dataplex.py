@@ -45,18 +45,50 @@ from .common import (
     validated,
 )
 
-RULE_TYPES = ("rangeExpectation", "nonNullExpectation", "setExpectation", "regexExpectation",
-              "uniquenessExpectation", "statisticRangeExpectation", "rowConditionExpectation",
-              "tableConditionExpectation", "sqlAssertion", "templateReference")
-COLUMN_RULES = ("rangeExpectation", "nonNullExpectation", "setExpectation", "regexExpectation",
-                "uniquenessExpectation", "statisticRangeExpectation")
+RULE_TYPES = (
+    "rangeExpectation",
+    "nonNullExpectation",
+    "setExpectation",
+    "regexExpectation",
+    "uniquenessExpectation",
+    "statisticRangeExpectation",
+    "rowConditionExpectation",
+    "tableConditionExpectation",
+    "sqlAssertion",
+    "templateReference",
+)
+COLUMN_RULES = (
+    "rangeExpectation",
+    "nonNullExpectation",
+    "setExpectation",
+    "regexExpectation",
+    "uniquenessExpectation",
+    "statisticRangeExpectation",
+)
 # ignoreNull is only defined for these (Dataplex API reference).
 IGNORE_NULL_RULES = ("rangeExpectation", "regexExpectation", "setExpectation", "uniquenessExpectation")
 AGGREGATE_RULES = ("statisticRangeExpectation", "tableConditionExpectation", "sqlAssertion", "templateReference")
-RULE_KEYS = ("column", "ignoreNull", "dimension", "threshold", "name", "description", "suspended",
-             "attributes", "ruleSource", "debugQueries") + RULE_TYPES
-SPEC_KEYS = ("rules", "rowFilter", "samplingPercent", "postScanActions", "catalogPublishingEnabled",
-             "incrementalField", "filter")
+RULE_KEYS = (
+    "column",
+    "ignoreNull",
+    "dimension",
+    "threshold",
+    "name",
+    "description",
+    "suspended",
+    "attributes",
+    "ruleSource",
+    "debugQueries",
+) + RULE_TYPES
+SPEC_KEYS = (
+    "rules",
+    "rowFilter",
+    "samplingPercent",
+    "postScanActions",
+    "catalogPublishingEnabled",
+    "incrementalField",
+    "filter",
+)
 STATISTICS = {"MEAN": "mean", "MIN": "min", "MAX": "max"}
 _BIGQUERY = re.compile(r"^//bigquery\.googleapis\.com/projects/([^/]+)/datasets/([^/]+)/tables/([^/]+)$")
 ONE = Decimal(1)
@@ -93,8 +125,11 @@ class DataplexImporter:
         src.keys(doc, SPEC_KEYS, base, "a Dataplex data-quality spec")
         sampling = doc.get("samplingPercent")
         if sampling not in (None, 0, 100, 0.0, 100.0):
-            src.refuse(base + ("samplingPercent",), f"samplingPercent {sampling!r}: a contract checks every row "
-                                                    "in scope; a sample would change what the rules mean")
+            src.refuse(
+                base + ("samplingPercent",),
+                f"samplingPercent {sampling!r}: a contract checks every row "
+                "in scope; a sample would change what the rules mean",
+            )
         row_filter = doc.get("rowFilter") or doc.get("filter")
         if row_filter is not None and not (isinstance(row_filter, str) and row_filter.strip()):
             src.refuse(base + ("rowFilter",), f"'rowFilter' must be a SQL predicate, got {row_filter!r}")
@@ -123,8 +158,10 @@ class DataplexImporter:
         src.keys(data, RULE_KEYS, path, "a rule")
         kinds = [k for k in RULE_TYPES if k in data]
         if len(kinds) != 1:
-            src.refuse(path, f"a rule needs exactly one rule type ({', '.join(RULE_TYPES)}), found "
-                             f"{', '.join(kinds) or 'none'}")
+            src.refuse(
+                path,
+                f"a rule needs exactly one rule type ({', '.join(RULE_TYPES)}), found {', '.join(kinds) or 'none'}",
+            )
             return
         kind = kinds[0]
         body = data[kind] if data[kind] is not None else {}
@@ -140,8 +177,16 @@ class DataplexImporter:
 class Rule:
     """One Dataplex rule being mapped; methods are named after the rule type they map."""
 
-    def __init__(self, importer: DataplexImporter, src: Source, data: dict, path: tuple, kind: str, body: dict,
-                 row_filter: str | None):
+    def __init__(
+        self,
+        importer: DataplexImporter,
+        src: Source,
+        data: dict,
+        path: tuple,
+        kind: str,
+        body: dict,
+        row_filter: str | None,
+    ):
         self.importer, self.src, self.data, self.path = importer, src, data, path
         self.kind, self.body, self.row_filter = kind, body, row_filter
         self.ok = True
@@ -185,7 +230,9 @@ class Rule:
         if isinstance(data.get("dimension"), str) and data["dimension"].strip():
             check["tags"] = [data["dimension"].strip()]
         if self.row_filter and check.get("type") not in ("sql",):
-            check["filter"] = self.row_filter if "filter" not in check else f"({self.row_filter}) AND ({check['filter']})"
+            check["filter"] = (
+                self.row_filter if "filter" not in check else f"({self.row_filter}) AND ({check['filter']})"
+            )
         if data.get("suspended") is True:
             check["enabled"] = False
         draft = self.importer._ensure_draft("imported")
@@ -204,8 +251,12 @@ class Rule:
     def row_condition(self, condition: str, null_passes: bool, label: str) -> None:
         if not require_type(self.src, self.path, "row_condition", label):
             return
-        check = {"name": f"{self.column or 'row'} {self.kind}", "type": "row_condition", "condition": condition,
-                 "null_passes": null_passes}
+        check = {
+            "name": f"{self.column or 'row'} {self.kind}",
+            "type": "row_condition",
+            "condition": condition,
+            "null_passes": null_passes,
+        }
         check.update({"return": "count", "max": 0} if self.threshold == ONE else self.failing_ratio())
         self.emit(check, None)
 
@@ -225,8 +276,10 @@ class Rule:
     def setExpectation(self) -> None:
         values = self.src.items(self.body.get("values"), self.path + (self.kind, "values"), "'values'")
         if not values or any(not isinstance(v, (str, int, float)) or isinstance(v, bool) for v in values):
-            self.src.refuse(self.path + (self.kind, "values"), f"'values' must be a non-empty list of strings, "
-                                                               f"got {self.body.get('values')!r}")
+            self.src.refuse(
+                self.path + (self.kind, "values"),
+                f"'values' must be a non-empty list of strings, got {self.body.get('values')!r}",
+            )
             return
         sql = f"{quote_ident(self.column)} IN ({', '.join(sql_literal(v) for v in values)})"  # type: ignore[arg-type]
         self.conformance({"name": f"{self.column} in set", "type": "whitelist", "values": list(values)}, sql)
@@ -241,9 +294,12 @@ class Rule:
 
     def uniquenessExpectation(self) -> None:
         if self.threshold != ONE:
-            self.src.refuse(self.path + ("threshold",), "uniqueness with a threshold < 1 is refused: Dataplex counts "
-                                                        "every row of a duplicated value as failing, the contract's "
-                                                        "duplicates metric counts the extra copies")
+            self.src.refuse(
+                self.path + ("threshold",),
+                "uniqueness with a threshold < 1 is refused: Dataplex counts "
+                "every row of a duplicated value as failing, the contract's "
+                "duplicates metric counts the extra copies",
+            )
             return
         check: dict[str, Any] = {"name": f"{self.column} unique", "type": "duplicates", "max": 0}
         if self.ignore_null:
@@ -253,9 +309,14 @@ class Rule:
 
     def bounds(self) -> tuple[Decimal | None, Decimal | None, bool, bool] | None:
         body, where = self.body, self.path + (self.kind,)
-        self.src.keys(body, ("statistic", "minValue", "maxValue", "strictMinEnabled", "strictMaxEnabled")
-                      if self.kind == "statisticRangeExpectation" else
-                      ("minValue", "maxValue", "strictMinEnabled", "strictMaxEnabled"), where, f"'{self.kind}'")
+        self.src.keys(
+            body,
+            ("statistic", "minValue", "maxValue", "strictMinEnabled", "strictMaxEnabled")
+            if self.kind == "statisticRangeExpectation"
+            else ("minValue", "maxValue", "strictMinEnabled", "strictMaxEnabled"),
+            where,
+            f"'{self.kind}'",
+        )
         low = high = None
         if body.get("minValue") is not None:
             low = self.src.number(body["minValue"], where + ("minValue",), "'minValue'", strings=True)
@@ -296,14 +357,16 @@ class Rule:
             parts.append(f"{quote_ident(col)} {'>' if strict_min else '>='} {plain(low)}")  # type: ignore[arg-type]
         if high is not None:
             parts.append(f"{quote_ident(col)} {'<' if strict_max else '<='} {plain(high)}")  # type: ignore[arg-type]
-        self.row_condition(" AND ".join(parts), self.ignore_null,
-                           "rangeExpectation with strict bounds or threshold < 1")
+        self.row_condition(
+            " AND ".join(parts), self.ignore_null, "rangeExpectation with strict bounds or threshold < 1"
+        )
 
     def statisticRangeExpectation(self) -> None:
         statistic = self.body.get("statistic")
         if statistic not in STATISTICS:
-            self.src.refuse(self.path + (self.kind, "statistic"), f"statistic must be one of MEAN, MIN, MAX, "
-                                                                  f"got {statistic!r}")
+            self.src.refuse(
+                self.path + (self.kind, "statistic"), f"statistic must be one of MEAN, MIN, MAX, got {statistic!r}"
+            )
             return
         bounds = self.bounds()
         if bounds is None:
@@ -311,9 +374,12 @@ class Rule:
         low, high, strict_min, strict_max = bounds
         if strict_min or strict_max:
             key = "strictMinEnabled" if strict_min else "strictMaxEnabled"
-            self.src.refuse(self.path + (self.kind, key), f"a strict bound on the column {statistic} (a real "
-                                                          "number) has no exact equivalent: contract validators "
-                                                          "are inclusive; use a non-strict bound")
+            self.src.refuse(
+                self.path + (self.kind, key),
+                f"a strict bound on the column {statistic} (a real "
+                "number) has no exact equivalent: contract validators "
+                "are inclusive; use a non-strict bound",
+            )
             return
         validator: dict[str, Any]
         if low is not None and high is not None:
@@ -322,8 +388,12 @@ class Rule:
             validator = {"min": plain(low)}
         else:
             validator = {"max": plain(high)}  # type: ignore[arg-type]
-        check = {"name": f"{self.column} {statistic.lower()} in range", "type": STATISTICS[statistic],
-                 **validator, "tolerance": 0}
+        check = {
+            "name": f"{self.column} {statistic.lower()} in range",
+            "type": STATISTICS[statistic],
+            **validator,
+            "tolerance": 0,
+        }
         self.emit(check, self.column)
 
     def rowConditionExpectation(self) -> None:
@@ -344,22 +414,33 @@ class Rule:
             return
         query = re.sub(r"\$\{data\(\)\}", "{dataset}", statement.strip())
         if self.row_filter:
-            self.src.refuse(self.path, "sqlAssertion with a rowFilter: ${data()} is the filtered table, and a "
-                                       "contract check filter does not reach inside a query; give the filter "
-                                       "to the run (operator/CLI --filter) instead")
+            self.src.refuse(
+                self.path,
+                "sqlAssertion with a rowFilter: ${data()} is the filtered table, and a "
+                "contract check filter does not reach inside a query; give the filter "
+                "to the run (operator/CLI --filter) instead",
+            )
             return
         self.emit({"name": "sql assertion", "type": "sql", "query": query, "return": "rows", "max": 0}, None)
 
     def templateReference(self) -> None:
-        self.src.refuse(self.path + ("templateReference",), "templateReference rules are resolved by Dataplex from "
-                                                           "a catalog template; import the resolved rule instead")
+        self.src.refuse(
+            self.path + ("templateReference",),
+            "templateReference rules are resolved by Dataplex from "
+            "a catalog template; import the resolved rule instead",
+        )
 
 
 # --------------------------------------------------------------------------------------- public API
 
 
-def import_dataplex_sources(sources: list[Source], name: str | None = None, table: str | None = None,
-                            path: str | None = None, fmt: str | None = None) -> str:
+def import_dataplex_sources(
+    sources: list[Source],
+    name: str | None = None,
+    table: str | None = None,
+    path: str | None = None,
+    fmt: str | None = None,
+) -> str:
     """Contract YAML text from parsed Dataplex documents; raises ``ContractValidationError`` (all refusals)."""
     dataset: dict[str, Any] | None = None
     if table:
@@ -372,22 +453,35 @@ def import_dataplex_sources(sources: list[Source], name: str | None = None, tabl
     finish(sources)
     draft = importer.draft
     if draft is None or (not draft.table_checks and not draft.columns):
-        raise ContractValidationError([ValidationIssue(sources[0].file if sources else "<none>", None, "rules",
-                                                       "no rules to import")])
+        raise ContractValidationError(
+            [ValidationIssue(sources[0].file if sources else "<none>", None, "rules", "no rules to import")]
+        )
     files = ", ".join(os.path.basename(s.file) for s in sources)
-    header = (f"Imported from Dataplex data-quality rules ({files}) by `dq-contracts import dataplex`.\n"
-              "Each check's comment names its source rule; see docs/interop.md for the mapping.")
+    header = (
+        f"Imported from Dataplex data-quality rules ({files}) by `dq-contracts import dataplex`.\n"
+        "Each check's comment names its source rule; see docs/interop.md for the mapping."
+    )
     return validated(draft, header, f"<import of {files}>")
 
 
-def import_dataplex_texts(texts: list[tuple[str, str]], name: str | None = None, table: str | None = None,
-                          path: str | None = None, fmt: str | None = None) -> str:
+def import_dataplex_texts(
+    texts: list[tuple[str, str]],
+    name: str | None = None,
+    table: str | None = None,
+    path: str | None = None,
+    fmt: str | None = None,
+) -> str:
     """Contract YAML text from ``(text, filename)`` pairs of Dataplex rule JSON/YAML."""
     return import_dataplex_sources([Source.parse(t, f) for t, f in texts], name, table, path, fmt)
 
 
-def import_dataplex(paths: list[str | os.PathLike[str]], name: str | None = None, table: str | None = None,
-                    path: str | None = None, fmt: str | None = None) -> str:
+def import_dataplex(
+    paths: list[str | os.PathLike[str]],
+    name: str | None = None,
+    table: str | None = None,
+    path: str | None = None,
+    fmt: str | None = None,
+) -> str:
     """Contract YAML text from Dataplex rule files (JSON or YAML).
 
     Example::

@@ -76,22 +76,27 @@ class ColumnStats:
     quantiles: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def empty(self) -> bool:
-        return all(v is None for v in (self.nullCount, self.distinctCount, self.sum, self.count,
-                                       self.min, self.max)) and not self.quantiles
+        return (
+            all(v is None for v in (self.nullCount, self.distinctCount, self.sum, self.count, self.min, self.max))
+            and not self.quantiles
+        )
 
 
 def assertions(checks: Iterable[Mapping[str, Any]]) -> list[Assertion]:
     """One assertion per result record (``summary["checks"]``), in the run's order."""
-    return [Assertion(str(rec["check_name"]), rec.get("status") == STATUS_PASSED, rec.get("column"),
-                      rec.get("severity")) for rec in checks]
+    return [
+        Assertion(str(rec["check_name"]), rec.get("status") == STATUS_PASSED, rec.get("column"), rec.get("severity"))
+        for rec in checks
+    ]
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def column_metrics(checks: Iterable[Mapping[str, Any]], params: Mapping[str, Mapping[str, Any]],
-                   scoped: Iterable[str] = ()) -> dict[str, ColumnStats]:
+def column_metrics(
+    checks: Iterable[Mapping[str, Any]], params: Mapping[str, Mapping[str, Any]], scoped: Iterable[str] = ()
+) -> dict[str, ColumnStats]:
     """Column statistics measured by the run, keyed by column.
 
     ``checks`` are the result records; ``params`` maps ``check_id`` → the check's parameters

@@ -31,9 +31,8 @@ def parse_marker(line: str) -> tuple[str, dict[str, Any]] | None:
     for marker in (DONE_MARKER, ERROR_MARKER):
         if text.startswith(marker + " "):
             try:
-                payload = json.loads(text[len(marker) + 1:])
+                payload = json.loads(text[len(marker) + 1 :])
             except json.JSONDecodeError:
                 return None
             return (marker, payload) if isinstance(payload, dict) else None
     return None
-

@@ -67,16 +67,24 @@ def build_parser() -> argparse.ArgumentParser:
     """
     from airflow_dq_contracts.runspec import SPEC_FILE_OPTION, SPEC_OPTION
 
-    parser = argparse.ArgumentParser(prog="dq-contracts-job", description="Evaluate a data contract on Spark.",
-                                     allow_abbrev=False)
+    parser = argparse.ArgumentParser(
+        prog="dq-contracts-job", description="Evaluate a data contract on Spark.", allow_abbrev=False
+    )
     spec = parser.add_mutually_exclusive_group(required=True)
     spec.add_argument(SPEC_OPTION, dest="spec", metavar="BASE64", help="the run's spec: base64 of its JSON")
-    spec.add_argument(SPEC_FILE_OPTION, dest="spec_file", metavar="PATH",
-                      help="the run's spec as a JSON file: a path the driver can read, or the name of a file "
-                           "shipped with spark-submit --files")
-    parser.add_argument("--markers-out", metavar="FILE",
-                        help="also append the DONE/ERROR marker lines to this file (cluster deploy mode: the "
-                             "submitter cannot see the driver's stdout)")
+    spec.add_argument(
+        SPEC_FILE_OPTION,
+        dest="spec_file",
+        metavar="PATH",
+        help="the run's spec as a JSON file: a path the driver can read, or the name of a file "
+        "shipped with spark-submit --files",
+    )
+    parser.add_argument(
+        "--markers-out",
+        metavar="FILE",
+        help="also append the DONE/ERROR marker lines to this file (cluster deploy mode: the "
+        "submitter cannot see the driver's stdout)",
+    )
     return parser
 
 
@@ -107,8 +115,9 @@ def read_spec(args: argparse.Namespace) -> RunSpec:
     path = args.spec_file
     found = path if os.path.isfile(path) else _shipped_file(path)
     if found is None:
-        raise RunSpecError(f"spec file {path!r} is neither readable on the driver nor shipped with --files",
-                           field=SPEC_FILE_OPTION)
+        raise RunSpecError(
+            f"spec file {path!r} is neither readable on the driver nor shipped with --files", field=SPEC_FILE_OPTION
+        )
     try:
         with open(found, encoding="utf-8") as handle:
             return RunSpec.from_json(handle.read())
@@ -158,8 +167,11 @@ def run(args: argparse.Namespace) -> int:
         markers_out = markers_out or spec.markers_out
         if spec.contract_text is None:
             raise RunSpecError("the spec carries no contract text", field="contract_text")
-        contract = load_contract(spec.contract_text, filename=spec.contract_origin,
-                                 policy=dict(spec.policy) if spec.policy is not None else None)
+        contract = load_contract(
+            spec.contract_text,
+            filename=spec.contract_origin,
+            policy=dict(spec.policy) if spec.policy is not None else None,
+        )
         # The spec crossed a process boundary: the one check of it against its contract, before Spark.
         spec.validate(contract)
     except RunSpecError as exc:
@@ -190,19 +202,23 @@ def run(args: argparse.Namespace) -> int:
         _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
         return EXIT_RUN_FAILED
 
-    _emit(DONE_MARKER, {
-        "run_id": summary["run_id"],
-        "decision": summary["decision"],
-        "status": summary["status"],
-        "row_count": summary["row_count"],
-        "checks": len(summary["checks"]),
-        "quarantine": summary.get("quarantine"),
-        "valid": summary.get("valid"),
-        "results_table": summary.get("results_table"),
-        "results_version": result.results_version,
-        "started_at": summary["started_at"],
-        "finished_at": summary["finished_at"],
-    }, markers_out)
+    _emit(
+        DONE_MARKER,
+        {
+            "run_id": summary["run_id"],
+            "decision": summary["decision"],
+            "status": summary["status"],
+            "row_count": summary["row_count"],
+            "checks": len(summary["checks"]),
+            "quarantine": summary.get("quarantine"),
+            "valid": summary.get("valid"),
+            "results_table": summary.get("results_table"),
+            "results_version": result.results_version,
+            "started_at": summary["started_at"],
+            "finished_at": summary["finished_at"],
+        },
+        markers_out,
+    )
     return EXIT_OK
 
 

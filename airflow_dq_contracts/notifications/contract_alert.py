@@ -77,9 +77,11 @@ def format_alert(summary: dict[str, Any], registry: dict[str, Any] | None = None
     decision = str(summary.get("decision") or "").lower()
     failing = [c for c in summary.get("checks") or [] if c.get("status") != "passed"]
     by_severity = ", ".join(f"{s}: {n}" for s, n in sorted((summary.get("failed_by_severity") or {}).items()) if n)
-    subject = (f"[DQ {decision.upper()}] {name}{' ' + version if version else ''} on "
-               f"{_one_line(summary.get('dataset'), 120)}: {len(failing)} check{'s' if len(failing) != 1 else ''} "
-               f"failed{f' ({by_severity})' if by_severity else ''}")
+    subject = (
+        f"[DQ {decision.upper()}] {name}{' ' + version if version else ''} on "
+        f"{_one_line(summary.get('dataset'), 120)}: {len(failing)} check{'s' if len(failing) != 1 else ''} "
+        f"failed{f' ({by_severity})' if by_severity else ''}"
+    )
     lines = [
         f"Contract {name} (version {version or 'unversioned'}) decided {decision.upper()} "
         f"for {_one_line(summary.get('dataset'))}.",
@@ -88,11 +90,15 @@ def format_alert(summary: dict[str, Any], registry: dict[str, Any] | None = None
     checks = summary.get("checks") or []
     first = checks[0] if checks else {}
     if first.get("dag_id"):
-        lines.append(f"Airflow: DAG {_one_line(first.get('dag_id'))}, run {_one_line(first.get('airflow_run_id'))}, "
-                     f"task {_one_line(first.get('task_id'))}")
+        lines.append(
+            f"Airflow: DAG {_one_line(first.get('dag_id'))}, run {_one_line(first.get('airflow_run_id'))}, "
+            f"task {_one_line(first.get('task_id'))}"
+        )
     counts = summary.get("counts") or {}
-    lines.append(f"Checks: {counts.get('passed', 0)} passed, {counts.get('failed', 0)} failed, "
-                 f"{counts.get('error', 0)} error; {summary.get('row_count', '?')} rows evaluated.")
+    lines.append(
+        f"Checks: {counts.get('passed', 0)} passed, {counts.get('failed', 0)} failed, "
+        f"{counts.get('error', 0)} error; {summary.get('row_count', '?')} rows evaluated."
+    )
     quarantine = summary.get("quarantine") or {}
     if quarantine.get("rows"):
         lines.append(f"Quarantined rows: {quarantine['rows']} in {_one_line(quarantine.get('table'))}")
@@ -101,18 +107,22 @@ def format_alert(summary: dict[str, Any], registry: dict[str, Any] | None = None
     failing.sort(key=lambda c: (order.get(c.get("action"), 3), str(c.get("severity")), str(c.get("check_id"))))
     for check in failing[:MAX_CHECKS_LISTED]:
         rows = f", {check['failed_rows']} failing rows" if check.get("failed_rows") else ""
-        lines.append(f"  - {_one_line(check.get('severity'))} {_one_line(check.get('action'))} "
-                     f"{_one_line(check.get('check_id'))}: {_one_line(check.get('status'))} "
-                     f"(metric {check.get('metric_value')}{rows}; expected {_one_line(check.get('validator'))})"
-                     + (f" {_one_line(check.get('message'))}" if check.get("message") else ""))
+        lines.append(
+            f"  - {_one_line(check.get('severity'))} {_one_line(check.get('action'))} "
+            f"{_one_line(check.get('check_id'))}: {_one_line(check.get('status'))} "
+            f"(metric {check.get('metric_value')}{rows}; expected {_one_line(check.get('validator'))})"
+            + (f" {_one_line(check.get('message'))}" if check.get("message") else "")
+        )
     if len(failing) > MAX_CHECKS_LISTED:
         lines.append(f"  … and {len(failing) - MAX_CHECKS_LISTED} more (see the report)")
     lines.append("")
     if summary.get("report"):
         lines.append(f"Report: {summary['report']}")
     if registry.get("owner") or registry.get("sla_support_contact"):
-        lines.append(f"Owner: {_one_line(registry.get('owner'))}; support contact: "
-                     f"{_one_line(registry.get('sla_support_contact'))}")
+        lines.append(
+            f"Owner: {_one_line(registry.get('owner'))}; support contact: "
+            f"{_one_line(registry.get('sla_support_contact'))}"
+        )
     if registry.get("sla_escalation_policy"):
         lines.append(f"Escalation policy: {_one_line(registry.get('sla_escalation_policy'), 2000)}")
     lines.append(f"Results: {_one_line(summary.get('results_table'))} (run_id {_one_line(summary.get('run_id'))})")
@@ -213,8 +223,10 @@ class ContractAlertNotifier(BaseNotifier):
         """Read the summary, decide, format, deliver (SMTP or the given notifier)."""
         summary = self._summary(context)
         if summary is None:
-            self.log.warning("ContractAlertNotifier: no contract summary in XCom of task %s; nothing sent",
-                             self.check_task_id or context["ti"].task_id)
+            self.log.warning(
+                "ContractAlertNotifier: no contract summary in XCom of task %s; nothing sent",
+                self.check_task_id or context["ti"].task_id,
+            )
             return
         decision = str(summary.get("decision"))
         if not self.wants(decision):
@@ -223,16 +235,29 @@ class ContractAlertNotifier(BaseNotifier):
         registry = _registry_row(summary)
         subject, text = format_alert(summary, registry)
         explicit = [self.to] if isinstance(self.to, str) else list(self.to or [])
-        recipients = _addresses(explicit) if explicit else _addresses(
-            [(registry or {}).get("sla_support_contact"), (registry or {}).get("owner")])
-        alert = {"subject": subject, "text": text, "recipients": recipients, "decision": decision,
-                 "report_url": summary.get("report"), "summary": summary}
+        recipients = (
+            _addresses(explicit)
+            if explicit
+            else _addresses([(registry or {}).get("sla_support_contact"), (registry or {}).get("owner")])
+        )
+        alert = {
+            "subject": subject,
+            "text": text,
+            "recipients": recipients,
+            "decision": decision,
+            "report_url": summary.get("report"),
+            "summary": summary,
+        }
         if self.notifier is not None:
             self.notifier({**context, "dq_alert": alert})
             return
         if not recipients:
-            self.log.error("ContractAlertNotifier: %s decided %s but no recipient is known (give to=, or an "
-                           "e-mail address as the contract's owner or sla.support_contact)", subject, decision)
+            self.log.error(
+                "ContractAlertNotifier: %s decided %s but no recipient is known (give to=, or an "
+                "e-mail address as the contract's owner or sla.support_contact)",
+                subject,
+                decision,
+            )
             return
         self._send_smtp(subject, text, recipients, summary)
         self.log.info("ContractAlertNotifier: sent %r to %s", subject, ", ".join(recipients))
@@ -251,8 +276,9 @@ class ContractAlertNotifier(BaseNotifier):
         report = _local_file(summary.get("report")) if self.attach_report else None
         if report and os.path.isfile(report) and os.path.getsize(report) <= MAX_ATTACHMENT_BYTES:
             with open(report, "rb") as handle:
-                message.add_attachment(handle.read(), maintype="text", subtype="html",
-                                       filename=os.path.basename(report))
+                message.add_attachment(
+                    handle.read(), maintype="text", subtype="html", filename=os.path.basename(report)
+                )
         timeout = float(extra.get("timeout", 30))
         host, port = conn.host or "localhost", int(conn.port or (465 if extra.get("use_ssl") else 25))
         client: smtplib.SMTP

@@ -104,14 +104,22 @@ def failed_checks_table(checks: Sequence[CheckResult]) -> str:
     rows.sort(key=lambda c: (rank.get(c.severity, 9), c.action != DECISION_GATE, c.check_id))
     header = ("severity", "action", "status", "check", "metric", "failed_rows", "validator", "message")
     body = [
-        (c.severity, c.action, c.status, c.check_id,
-         "" if c.metric_value is None else f"{c.metric_value:.6g}",
-         "" if c.failed_rows is None else str(c.failed_rows),
-         c.validator or "", (c.message or "").replace("\n", " ")[:160])
+        (
+            c.severity,
+            c.action,
+            c.status,
+            c.check_id,
+            "" if c.metric_value is None else f"{c.metric_value:.6g}",
+            "" if c.failed_rows is None else str(c.failed_rows),
+            c.validator or "",
+            (c.message or "").replace("\n", " ")[:160],
+        )
         for c in rows
     ]
     widths = [max(len(str(line[i])) for line in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(str(value).ljust(widths[i]) for i, value in enumerate(line)).rstrip() for line in [header, *body]]
+    lines = [
+        "  ".join(str(value).ljust(widths[i]) for i, value in enumerate(line)).rstrip() for line in [header, *body]
+    ]
     return "\n".join(lines)
 
 
@@ -166,8 +174,11 @@ class ContractBranchOperator(BaseBranchOperator):
 
     def branches(self) -> dict[str, list[str]]:
         """decision → task ids to follow."""
-        return {DECISION_PASS: self.pass_task_ids, DECISION_QUARANTINE: self.quarantine_task_ids,
-                DECISION_GATE: self.gate_task_ids}
+        return {
+            DECISION_PASS: self.pass_task_ids,
+            DECISION_QUARANTINE: self.quarantine_task_ids,
+            DECISION_GATE: self.gate_task_ids,
+        }
 
     def decide(self, summary: dict[str, Any]) -> tuple[str, list[CheckResult]]:
         """(decision, checks as routed) for a summary, with this operator's policy applied."""
@@ -184,8 +195,9 @@ class ContractBranchOperator(BaseBranchOperator):
         # summary edited by hand on the way.
         decision = decide(checks)
         if summary.get("decision") not in (None, decision):
-            raise AirflowException(f"{self.task_id}: summary says {summary.get('decision')!r} but its checks "
-                                   f"decide {decision!r}")
+            raise AirflowException(
+                f"{self.task_id}: summary says {summary.get('decision')!r} but its checks decide {decision!r}"
+            )
         return decision, checks
 
     def choose_branch(self, context: Context) -> list[str]:
@@ -200,9 +212,15 @@ class ContractBranchOperator(BaseBranchOperator):
         counts = summary.get("counts") or {}
         self.log.info(
             "Contract %s %s on %s: decision %s (%s passed, %s failed, %s error; %s rows, %s quarantined)%s",
-            (summary.get("contract") or {}).get("name"), (summary.get("contract") or {}).get("version") or "",
-            summary.get("dataset"), decision.upper(), counts.get("passed"), counts.get("failed"),
-            counts.get("error"), summary.get("row_count"), (summary.get("quarantine") or {}).get("rows", 0),
+            (summary.get("contract") or {}).get("name"),
+            (summary.get("contract") or {}).get("version") or "",
+            summary.get("dataset"),
+            decision.upper(),
+            counts.get("passed"),
+            counts.get("failed"),
+            counts.get("error"),
+            summary.get("row_count"),
+            (summary.get("quarantine") or {}).get("rows", 0),
             " [policy override]" if self.policy else "",
         )
         table = failed_checks_table(checks)

@@ -162,8 +162,9 @@ def collect_summary(
         location = resolve_location(results_table, warehouse)
         # The job's report names its results commit: read that one commit, not the whole history.
         version = (reported or {}).get("results_version")
-        records = read_results(location, run_id, contract_name=contract.name,
-                               version=version if isinstance(version, int) else None)
+        records = read_results(
+            location, run_id, contract_name=contract.name, version=version if isinstance(version, int) else None
+        )
         quarantine_rows = count_run_rows(quarantine_table, run_id, warehouse=warehouse)
         valid_rows = count_run_rows(valid_table, run_id, warehouse=warehouse)
     except (StoreError, ValueError) as exc:
@@ -257,8 +258,18 @@ class ContractCheckOperator(BaseOperator):
     """
 
     template_fields: Sequence[str] = (
-        "contract", "table", "input_path", "input_format", "filter", "reference_time",
-        "results_table", "quarantine_table", "valid_table", "spark_conf", "references", "report_folder",
+        "contract",
+        "table",
+        "input_path",
+        "input_format",
+        "filter",
+        "reference_time",
+        "results_table",
+        "quarantine_table",
+        "valid_table",
+        "spark_conf",
+        "references",
+        "report_folder",
     )
     operator_extra_links = (ContractReportLink(),)
     # The contract file is read and rendered by this operator (see render_template_fields), not by
@@ -329,8 +340,9 @@ class ContractCheckOperator(BaseOperator):
         self.report_days = report_days
         self.write_report = write_report
         # What the contract was before rendering (a path locates errors; the text replaces it).
-        self._contract_origin: str = (str(self.contract) if self._is_contract_path(self.contract)
-                                      else f"<{self.task_id}.contract>")
+        self._contract_origin: str = (
+            str(self.contract) if self._is_contract_path(self.contract) else f"<{self.task_id}.contract>"
+        )
         self._hook: ContractSubmitHook | None = None
         self._lineage: dict[str, Any] | None = None  # what the last execute() checked and wrote
 
@@ -397,7 +409,9 @@ class ContractCheckOperator(BaseOperator):
         try:
             rendered = jinja_env.from_string(text).render(**context)
         except jinja2.TemplateSyntaxError as exc:
-            raise AirflowFailException(f"{origin}:{exc.lineno}: template error in the contract: {exc.message}") from None
+            raise AirflowFailException(
+                f"{origin}:{exc.lineno}: template error in the contract: {exc.message}"
+            ) from None
         except jinja2.TemplateError as exc:
             raise AirflowFailException(f"{origin}: template error in the contract: {exc}") from None
         # Jinja drops the final newline; keep the text a document (a single line would read as a path).
@@ -438,7 +452,9 @@ class ContractCheckOperator(BaseOperator):
         ti = context["ti"]
         dag_id, airflow_run_id, task_id = ti.dag_id, ti.run_id, ti.task_id
         map_index = getattr(ti, "map_index", -1)
-        parts = [dag_id, airflow_run_id, task_id] + ([str(map_index)] if map_index is not None and map_index >= 0 else [])
+        parts = [dag_id, airflow_run_id, task_id] + (
+            [str(map_index)] if map_index is not None and map_index >= 0 else []
+        )
         return make_run_id(*parts), dag_id, airflow_run_id
 
     def run_spec(self, context: Context, contract: Contract, text: str, warehouse: str) -> RunSpec:
@@ -472,8 +488,9 @@ class ContractCheckOperator(BaseOperator):
         except RunSpecError as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from None
 
-    def make_hook(self, application_args: list[str], files: list[str], warehouse: str,
-                  run_id: str | None = None) -> ContractSubmitHook:
+    def make_hook(
+        self, application_args: list[str], files: list[str], warehouse: str, run_id: str | None = None
+    ) -> ContractSubmitHook:
         """The hook that submits the job (overridable, e.g. to add ``post_submit_commands``).
 
         ``run_id`` identifies the run across retries (the hook reclaims an earlier attempt's driver by it).
@@ -503,11 +520,18 @@ class ContractCheckOperator(BaseOperator):
         assert spec.run_id is not None and spec.results_table is not None  # set by run_spec
         run_id, results_table, dataset = spec.run_id, spec.results_table, spec.dataset or ""
         # Contracts up to max_inline_contract_bytes travel inline, larger ones as a shipped file.
-        arguments, files = spec.job_arguments(folder=cache_dir() / "specs",
-                                              max_inline_bytes=self.max_inline_contract_bytes)
-        self.log.info("Contract %s %s (%d checks) on %s%s → run %s", contract.name, contract.version or "",
-                      sum(1 for _ in contract.evaluated_checks()), dataset,
-                      f" where {spec.filter}" if spec.filter else "", run_id)
+        arguments, files = spec.job_arguments(
+            folder=cache_dir() / "specs", max_inline_bytes=self.max_inline_contract_bytes
+        )
+        self.log.info(
+            "Contract %s %s (%d checks) on %s%s → run %s",
+            contract.name,
+            contract.version or "",
+            sum(1 for _ in contract.evaluated_checks()),
+            dataset,
+            f" where {spec.filter}" if spec.filter else "",
+            run_id,
+        )
         self._hook = self.make_hook(arguments, files, warehouse, run_id=run_id)
         try:
             reported = self._hook.submit_job()
@@ -517,25 +541,49 @@ class ContractCheckOperator(BaseOperator):
             raise AirflowException(f"contract job for {contract.name} on {dataset} failed: {exc}") from None
 
         summary = collect_summary(
-            contract, run_id=run_id, dataset=dataset, results_table=results_table,
-            quarantine_table=spec.quarantine_table, valid_table=spec.valid_table, warehouse=warehouse,
-            filter=spec.filter, started_at=started_at, finished_at=utcnow(), reported=reported,
+            contract,
+            run_id=run_id,
+            dataset=dataset,
+            results_table=results_table,
+            quarantine_table=spec.quarantine_table,
+            valid_table=spec.valid_table,
+            warehouse=warehouse,
+            filter=spec.filter,
+            started_at=started_at,
+            finished_at=utcnow(),
+            reported=reported,
         )
         summary["report"] = self._write_report(context, summary, warehouse) if self.write_report else None
-        self._lineage = {"contract": contract, "summary": summary, "warehouse": warehouse, "table": spec.table,
-                         "input_path": spec.input_path,
-                         "outputs": [t for t in (results_table, spec.quarantine_table, spec.valid_table) if t]}
+        self._lineage = {
+            "contract": contract,
+            "summary": summary,
+            "warehouse": warehouse,
+            "table": spec.table,
+            "input_path": spec.input_path,
+            "outputs": [t for t in (results_table, spec.quarantine_table, spec.valid_table) if t],
+        }
         counts = summary["counts"]
         quarantine = summary.get("quarantine") or {}
-        self.log.info("Decision %s: %d passed, %d failed, %d error; %s rows, %s quarantined (results in %s)",
-                      summary["decision"].upper(), counts["passed"], counts["failed"], counts["error"],
-                      summary["row_count"], quarantine.get("rows", 0), results_table)
+        self.log.info(
+            "Decision %s: %d passed, %d failed, %d error; %s rows, %s quarantined (results in %s)",
+            summary["decision"].upper(),
+            counts["passed"],
+            counts["failed"],
+            counts["error"],
+            summary["row_count"],
+            quarantine.get("rows", 0),
+            results_table,
+        )
         if summary["decision"] == DECISION_GATE and self.fail_on_gate:
             # Push first: a branch with trigger_rule="all_done", a callback or a human can still read it.
             context["ti"].xcom_push(key="return_value", value=summary)
             gating = [c for c in summary["checks"] if c["action"] == DECISION_GATE and c["status"] != "passed"]
-            names = "; ".join(f"{c['severity']} {c['check_id']} ({c['status']}: {c['message'] or c['validator']})"
-                              for c in gating) or "a quarantine check errored (fails closed)"
+            names = (
+                "; ".join(
+                    f"{c['severity']} {c['check_id']} ({c['status']}: {c['message'] or c['validator']})" for c in gating
+                )
+                or "a quarantine check errored (fails closed)"
+            )
             raise AirflowFailException(f"contract {contract.name} decided GATE on {dataset}: {names}")
         return summary
 
@@ -548,8 +596,11 @@ class ContractCheckOperator(BaseOperator):
         quarantine = (summary.get("quarantine") or {}).get("table")
         try:
             page = build_report(
-                resolve_location(summary["results_table"], warehouse), summary["contract"]["name"],
-                run_id=summary["run_id"], days=self.report_days, report_link=url,
+                resolve_location(summary["results_table"], warehouse),
+                summary["contract"]["name"],
+                run_id=summary["run_id"],
+                days=self.report_days,
+                report_link=url,
                 quarantine_table=resolve_location(quarantine, warehouse) if quarantine else None,
             )
             write_report(page, path)
@@ -578,8 +629,9 @@ class ContractCheckOperator(BaseOperator):
             table = state["table"]
             input_location = resolve_location(table, warehouse) if table else state["input_path"]
             outputs = [(resolve_location(t, warehouse), None if is_path(t) else t) for t in state["outputs"]]
-            return operator_lineage(state["contract"], state["summary"], input_location=input_location,
-                                    input_table=table, outputs=outputs)
+            return operator_lineage(
+                state["contract"], state["summary"], input_location=input_location, input_table=table, outputs=outputs
+            )
         except ImportError:
             return None  # the OpenLineage provider is optional: silent without it
 

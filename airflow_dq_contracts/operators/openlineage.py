@@ -19,8 +19,13 @@ from airflow_dq_contracts.contract import Contract
 from airflow_dq_contracts.interop import lineage
 
 
-def _dataset(location: str, table: str | None, facets: dict[str, Any] | None = None,
-             input_facets: dict[str, Any] | None = None, output: bool = False) -> Any:
+def _dataset(
+    location: str,
+    table: str | None,
+    facets: dict[str, Any] | None = None,
+    input_facets: dict[str, Any] | None = None,
+    output: bool = False,
+) -> Any:
     from openlineage.client.event_v2 import InputDataset, OutputDataset
     from openlineage.client.facet_v2 import symlinks_dataset
 
@@ -30,14 +35,21 @@ def _dataset(location: str, table: str | None, facets: dict[str, Any] | None = N
         # A catalog table is named by its physical location; its table name travels as a symlink
         # (what OpenLineage's Spark integration does for tables too).
         facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(
-            identifiers=[symlinks_dataset.Identifier(namespace=namespace, name=table, type="TABLE")])
+            identifiers=[symlinks_dataset.Identifier(namespace=namespace, name=table, type="TABLE")]
+        )
     if output:
         return OutputDataset(namespace=namespace, name=name, facets=facets)
     return InputDataset(namespace=namespace, name=name, facets=facets, inputFacets=input_facets or {})
 
 
-def operator_lineage(contract: Contract, summary: Mapping[str, Any], *, input_location: str,
-                     input_table: str | None, outputs: list[tuple[str, str | None]]) -> Any:
+def operator_lineage(
+    contract: Contract,
+    summary: Mapping[str, Any],
+    *,
+    input_location: str,
+    input_table: str | None,
+    outputs: list[tuple[str, str | None]],
+) -> Any:
     """``OperatorLineage``: the checked dataset as input (assertions + metrics), the written tables as outputs.
 
     ``outputs`` are ``(location, table name or None)`` of the results/quarantine/valid tables.
@@ -48,22 +60,38 @@ def operator_lineage(contract: Contract, summary: Mapping[str, Any], *, input_lo
 
     checks = list(summary.get("checks") or [])
     assertions = [
-        dqa.Assertion(assertion=rec["check_type"], success=item.success, column=item.column,
-                      severity=item.severity, name=item.assertion, description=rec.get("message") or None,
-                      expected=rec.get("validator"),
-                      actual=None if rec.get("metric_value") is None else repr(float(rec["metric_value"])))
+        dqa.Assertion(
+            assertion=rec["check_type"],
+            success=item.success,
+            column=item.column,
+            severity=item.severity,
+            name=item.assertion,
+            description=rec.get("message") or None,
+            expected=rec.get("validator"),
+            actual=None if rec.get("metric_value") is None else repr(float(rec["metric_value"])),
+        )
         for rec, item in zip(checks, lineage.assertions(checks))
     ]
     params = {c.check_id: c.params for c in contract.evaluated_checks()}
     scoped = {c.check_id for c in contract.evaluated_checks() if c.filter}
     metrics = {
-        column: dqm.ColumnMetrics(nullCount=s.nullCount, distinctCount=s.distinctCount, sum=s.sum, count=s.count,
-                                  min=s.min, max=s.max, quantiles=dict(s.quantiles))
+        column: dqm.ColumnMetrics(
+            nullCount=s.nullCount,
+            distinctCount=s.distinctCount,
+            sum=s.sum,
+            count=s.count,
+            min=s.min,
+            max=s.max,
+            quantiles=dict(s.quantiles),
+        )
         for column, s in lineage.column_metrics(checks, params, scoped).items()
     }
     facets = {"dataQualityAssertions": dqa.DataQualityAssertionsDatasetFacet(assertions=assertions)}
-    input_facets = {"dataQualityMetrics": dqm.DataQualityMetricsInputDatasetFacet(
-        columnMetrics=metrics, rowCount=lineage.row_count(summary))}
+    input_facets = {
+        "dataQualityMetrics": dqm.DataQualityMetricsInputDatasetFacet(
+            columnMetrics=metrics, rowCount=lineage.row_count(summary)
+        )
+    }
     inputs = [_dataset(input_location, input_table, facets, input_facets)]
     written = [_dataset(location, table, output=True) for location, table in outputs]
     return OperatorLineage(inputs=inputs, outputs=written)

@@ -37,8 +37,14 @@ def build_report(
 
         page = build_report("/wh/dq_results", "orders", run_id="dq-3f2a…", days=7)
     """
-    data = load_report_data(results_table, contract_name, run_id=run_id, days=days,
-                            quarantine_table=quarantine_table, storage_options=storage_options)
+    data = load_report_data(
+        results_table,
+        contract_name,
+        run_id=run_id,
+        days=days,
+        quarantine_table=quarantine_table,
+        storage_options=storage_options,
+    )
     return render_report(data, report_link=report_link)
 
 
@@ -55,7 +61,7 @@ def write_report(page: str, location: str, *, storage_options: Mapping[str, str]
         with fsspec.open(location, "w", encoding="utf-8", **dict(storage_options or {})) as handle:
             handle.write(page)
         return location
-    path = os.path.expanduser(location[len("file://"):] if location.startswith("file://") else location)
+    path = os.path.expanduser(location[len("file://") :] if location.startswith("file://") else location)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     # Write then rename: a reader following the task's link never sees half a page.
     temporary = f"{path}.tmp-{os.getpid()}"

@@ -63,9 +63,13 @@ def trend_svg(history: CheckHistory, *, width: float = 3.6, height: float = 1.25
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
     from matplotlib.figure import Figure
 
-    points = [(at, value, status, low, high) for at, value, status, low, high in zip(
-        history.at, history.metric_value, history.status, history.expected_min, history.expected_max)
-        if at is not None]
+    points = [
+        (at, value, status, low, high)
+        for at, value, status, low, high in zip(
+            history.at, history.metric_value, history.status, history.expected_min, history.expected_max
+        )
+        if at is not None
+    ]
     drawn = [p for p in points if _finite(p[1])]
     if not drawn:
         return ""
@@ -81,11 +85,18 @@ def trend_svg(history: CheckHistory, *, width: float = 3.6, height: float = 1.25
             lows: Any = [low if _finite(low) else float("nan") for _, low, _ in band]
             highs: Any = [high if _finite(high) else float("nan") for _, _, high in band]
             band_times: Any = [b[0] for b in band]
-            ax.fill_between(band_times, lows, highs, color=BAND_COLOR, alpha=0.45, linewidth=0,
-                            zorder=0, label="expected")
+            ax.fill_between(
+                band_times, lows, highs, color=BAND_COLOR, alpha=0.45, linewidth=0, zorder=0, label="expected"
+            )
         # One scatter for all marks (green passed, red otherwise): one artist to draw, not one per status.
-        ax.scatter(times, values, s=9, zorder=2, linewidths=0,
-                   c=[PASS_COLOR if p[2] == "passed" else FAIL_COLOR for p in drawn])
+        ax.scatter(
+            times,
+            values,
+            s=9,
+            zorder=2,
+            linewidths=0,
+            c=[PASS_COLOR if p[2] == "passed" else FAIL_COLOR for p in drawn],
+        )
         locator = AutoDateLocator(minticks=2, maxticks=5)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(ConciseDateFormatter(locator, show_offset=False))
@@ -96,5 +107,5 @@ def trend_svg(history: CheckHistory, *, width: float = 3.6, height: float = 1.25
     text = buffer.getvalue()
     # Inline SVG: drop the XML declaration and DOCTYPE, and the RDF metadata block (bytes per chart
     # that say nothing to a reader); keep the <svg> element.
-    text = _METADATA.sub("", text[text.index("<svg"):], count=1)
+    text = _METADATA.sub("", text[text.index("<svg") :], count=1)
     return text

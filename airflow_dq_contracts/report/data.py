@@ -108,8 +108,10 @@ def _history(history: Any, run: list[CheckResult], days: int) -> dict[str, Check
     end = max(run_times)
     start = end - dt.timedelta(days=days)
     unit = history.schema.field("_at").type
-    window = pc.and_(pc.greater_equal(history["_at"], pa.scalar(start, type=unit)),
-                     pc.less_equal(history["_at"], pa.scalar(end, type=unit)))
+    window = pc.and_(
+        pc.greater_equal(history["_at"], pa.scalar(start, type=unit)),
+        pc.less_equal(history["_at"], pa.scalar(end, type=unit)),
+    )
     history = history.filter(window)
     # Check ids as small integer codes: one integer comparison per row and check, no string sort.
     encoded = pc.dictionary_encode(history["check_id"]).combine_chunks()
@@ -124,8 +126,11 @@ def _history(history: Any, run: list[CheckResult], days: int) -> dict[str, Check
         if rows.num_rows > MAX_POINTS:
             rows = rows.slice(rows.num_rows - MAX_POINTS)
         out[check_id] = CheckHistory(
-            at=_column(rows, "_at"), metric_value=_column(rows, "metric_value"), status=_column(rows, "status"),
-            expected_min=_column(rows, "expected_min"), expected_max=_column(rows, "expected_max"),
+            at=_column(rows, "_at"),
+            metric_value=_column(rows, "metric_value"),
+            status=_column(rows, "status"),
+            expected_min=_column(rows, "expected_min"),
+            expected_max=_column(rows, "expected_max"),
             run_id=_column(rows, "run_id"),
         )
     return out
@@ -199,17 +204,30 @@ def load_report_data(
     quarantine_rows: int | None = None
     if quarantine_table:
         samples, sample_columns, quarantine_rows = _samples(
-            resolve_location(quarantine_table), run_id, failed_row_checks, storage_options, sample_rows)
+            resolve_location(quarantine_table), run_id, failed_row_checks, storage_options, sample_rows
+        )
 
     unfiltered = [r.row_count for r in records if not r.filter] or [r.row_count for r in records]
     result = ContractResult(
-        run_id=run_id, contract_name=contract_name, contract_version=records[0].contract_version,
-        dataset=records[0].dataset, row_count=max(unfiltered), checks=records,
-        started_at=min(r.evaluated_at for r in records), finished_at=max(r.evaluated_at for r in records),
-        results_table=results_table, quarantine_table=quarantine_table, quarantine_rows=quarantine_rows,
+        run_id=run_id,
+        contract_name=contract_name,
+        contract_version=records[0].contract_version,
+        dataset=records[0].dataset,
+        row_count=max(unfiltered),
+        checks=records,
+        started_at=min(r.evaluated_at for r in records),
+        finished_at=max(r.evaluated_at for r in records),
+        results_table=results_table,
+        quarantine_table=quarantine_table,
+        quarantine_rows=quarantine_rows,
     )
     return ReportData(
-        result=result, history=_history(history, records, days), registry=registry,
-        quarantine_table=quarantine_table, quarantine_rows=quarantine_rows, samples=samples,
-        sample_columns=sample_columns, days=days,
+        result=result,
+        history=_history(history, records, days),
+        registry=registry,
+        quarantine_table=quarantine_table,
+        quarantine_rows=quarantine_rows,
+        samples=samples,
+        sample_columns=sample_columns,
+        days=days,
     )

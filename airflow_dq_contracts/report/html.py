@@ -131,8 +131,11 @@ def _band(low: float | None, high: float | None) -> str:
 
 
 def _facts(pairs: Iterable[tuple[str, Any]]) -> str:
-    items = [f"<dt>{html.escape(label)}</dt><dd>{_text(value)}</dd>" for label, value in pairs
-             if value not in (None, "", [], ())]
+    items = [
+        f"<dt>{html.escape(label)}</dt><dd>{_text(value)}</dd>"
+        for label, value in pairs
+        if value not in (None, "", [], ())
+    ]
     return f'<dl class="facts">{"".join(items)}</dl>' if items else ""
 
 
@@ -145,57 +148,89 @@ def _header(data: ReportData, report_link: str | None) -> str:
     decision = result.decision
     counts = result.counts()
     failed = result.failed_by_severity()
-    cards = [("decision", f'<span class="badge {decision}">{html.escape(decision)}</span>'),
-             ("rows", _number(result.row_count)),
-             ("passed", _number(counts["passed"])), ("failed", _number(counts["failed"])),
-             ("error", _number(counts["error"]))]
+    cards = [
+        ("decision", f'<span class="badge {decision}">{html.escape(decision)}</span>'),
+        ("rows", _number(result.row_count)),
+        ("passed", _number(counts["passed"])),
+        ("failed", _number(counts["failed"])),
+        ("error", _number(counts["error"])),
+    ]
     if data.quarantine_rows is not None:
         cards.append(("quarantined rows", _number(data.quarantine_rows)))
     cards.extend((f"failed {s}", _number(failed[s])) for s in SEVERITIES if failed[s])
-    card_html = "".join(f'<div class="card" data-card="{_attr(label)}"><span class="small">{html.escape(label)}'
-                        f"</span><b>{value}</b></div>" for label, value in cards)
-    contract_facts = _facts([
-        ("version", result.contract_version), ("owner", registry.get("owner")), ("domain", registry.get("domain")),
-        ("consumers", ", ".join(registry.get("consumers") or [])),
-        ("support contact", registry.get("sla_support_contact")),
-        ("escalation policy", registry.get("sla_escalation_policy")),
-        ("freshness SLA (hours)", _number(registry.get("sla_freshness_hours"))),
-        ("max latency (minutes)", _number(registry.get("sla_max_latency_minutes"))),
-        ("availability target", _number(registry.get("sla_availability_target"))),
-        ("delivery deadline (UTC)", registry.get("sla_delivery_deadline_utc")),
-        ("description", registry.get("description")),
-        ("contract text hash", registry.get("contract_hash")),
-        ("first run", _when(registry.get("first_run_at"))),
-    ])
-    run_facts = _facts([
-        ("run id", result.run_id), ("dataset", result.dataset), ("evaluated at", _when(result.finished_at)),
-        ("reference time", _when(next((c.reference_time for c in result.checks if c.reference_time), None))),
-        ("filter", next((c.filter for c in result.checks if c.filter), None)),
-        ("Airflow", " / ".join(x for x in (result.checks[0].dag_id, result.checks[0].airflow_run_id,
-                                            result.checks[0].task_id) if x) or None),
-        ("results table", result.results_table), ("quarantine table", data.quarantine_table),
-        ("this report", report_link),
-    ])
-    return (f"<header><h1>{_text(result.contract_name)} <span class=\"badge {decision}\" id=\"decision\">"
-            f"{html.escape(decision)}</span></h1>"
-            f'<p class="meta">Data quality report · contract version {_text(result.contract_version or "—")}'
-            f" · run {_text(result.run_id)}</p></header>"
-            f'<section class="cards">{card_html}</section>'
-            f"<div class=\"columns\"><section><h2>Contract</h2>"
-            f"{contract_facts or '<p class=small>No registry entry for this contract.</p>'}</section>"
-            f"<section><h2>Run</h2>{run_facts}</section></div>")
+    card_html = "".join(
+        f'<div class="card" data-card="{_attr(label)}"><span class="small">{html.escape(label)}'
+        f"</span><b>{value}</b></div>"
+        for label, value in cards
+    )
+    contract_facts = _facts(
+        [
+            ("version", result.contract_version),
+            ("owner", registry.get("owner")),
+            ("domain", registry.get("domain")),
+            ("consumers", ", ".join(registry.get("consumers") or [])),
+            ("support contact", registry.get("sla_support_contact")),
+            ("escalation policy", registry.get("sla_escalation_policy")),
+            ("freshness SLA (hours)", _number(registry.get("sla_freshness_hours"))),
+            ("max latency (minutes)", _number(registry.get("sla_max_latency_minutes"))),
+            ("availability target", _number(registry.get("sla_availability_target"))),
+            ("delivery deadline (UTC)", registry.get("sla_delivery_deadline_utc")),
+            ("description", registry.get("description")),
+            ("contract text hash", registry.get("contract_hash")),
+            ("first run", _when(registry.get("first_run_at"))),
+        ]
+    )
+    run_facts = _facts(
+        [
+            ("run id", result.run_id),
+            ("dataset", result.dataset),
+            ("evaluated at", _when(result.finished_at)),
+            ("reference time", _when(next((c.reference_time for c in result.checks if c.reference_time), None))),
+            ("filter", next((c.filter for c in result.checks if c.filter), None)),
+            (
+                "Airflow",
+                " / ".join(
+                    x for x in (result.checks[0].dag_id, result.checks[0].airflow_run_id, result.checks[0].task_id) if x
+                )
+                or None,
+            ),
+            ("results table", result.results_table),
+            ("quarantine table", data.quarantine_table),
+            ("this report", report_link),
+        ]
+    )
+    return (
+        f'<header><h1>{_text(result.contract_name)} <span class="badge {decision}" id="decision">'
+        f"{html.escape(decision)}</span></h1>"
+        f'<p class="meta">Data quality report · contract version {_text(result.contract_version or "—")}'
+        f" · run {_text(result.run_id)}</p></header>"
+        f'<section class="cards">{card_html}</section>'
+        f'<div class="columns"><section><h2>Contract</h2>'
+        f"{contract_facts or '<p class=small>No registry entry for this contract.</p>'}</section>"
+        f"<section><h2>Run</h2>{run_facts}</section></div>"
+    )
 
 
 _COLUMNS = (
-    ("Check", "text"), ("Column", "text"), ("Type", "text"), ("Severity", "text"), ("Action", "text"),
-    ("Status", "text"), ("Metric", "num"), ("Validator", "text"), ("Expected band", None),
-    ("Failed rows", "num"), ("Message", "text"), ("Trend", None),
+    ("Check", "text"),
+    ("Column", "text"),
+    ("Type", "text"),
+    ("Severity", "text"),
+    ("Action", "text"),
+    ("Status", "text"),
+    ("Metric", "num"),
+    ("Validator", "text"),
+    ("Expected band", None),
+    ("Failed rows", "num"),
+    ("Message", "text"),
+    ("Trend", None),
 )
 
 
 def _checks_table(data: ReportData) -> str:
-    head = "".join(f'<th{f" data-kind={chr(34)}{kind}{chr(34)}" if kind else ""}>{name}</th>'
-                   for name, kind in _COLUMNS)
+    head = "".join(
+        f"<th{f' data-kind={chr(34)}{kind}{chr(34)}' if kind else ''}>{name}</th>" for name, kind in _COLUMNS
+    )
     body = []
     # Failed and errored checks first, most severe first: what a reader opened the report for.
     ordered = sorted(data.result.checks, key=lambda c: (c.status == "passed", c.severity or "", c.check_id))
@@ -203,11 +238,26 @@ def _checks_table(data: ReportData) -> str:
         history = data.history.get(check.check_id)
         chart = trend_svg(history) if history is not None else ""
         points = len(history.at) if history is not None else 0
-        search = " ".join(str(x) for x in (check.check_name, check.check_id, check.column, check.check_type,
-                                           check.severity, check.action, check.status, check.message) if x)
+        search = " ".join(
+            str(x)
+            for x in (
+                check.check_name,
+                check.check_id,
+                check.column,
+                check.check_type,
+                check.severity,
+                check.action,
+                check.status,
+                check.message,
+            )
+            if x
+        )
         cells = [
-            (check.check_name, f"<b>{_text(check.check_name)}</b><br><span class=small>{_text(check.check_id)}</span>",
-             "wide"),
+            (
+                check.check_name,
+                f"<b>{_text(check.check_name)}</b><br><span class=small>{_text(check.check_id)}</span>",
+                "wide",
+            ),
             (check.column, _text(check.column), ""),
             (check.check_type, _text(check.check_type), ""),
             (check.severity, _text(check.severity), ""),
@@ -218,20 +268,28 @@ def _checks_table(data: ReportData) -> str:
             (None, _band(check.expected_min, check.expected_max), ""),
             ("" if check.failed_rows is None else str(check.failed_rows), _number(check.failed_rows), "num"),
             (check.message, _text(check.message), "wide"),
-            (None, (chart + f'<span class="small">{points} run{"s" if points != 1 else ""} in '
-                    f"{data.days} days</span>") if chart else '<span class="small">no numeric history</span>',
-             "chart"),
+            (
+                None,
+                (chart + f'<span class="small">{points} run{"s" if points != 1 else ""} in {data.days} days</span>')
+                if chart
+                else '<span class="small">no numeric history</span>',
+                "chart",
+            ),
         ]
-        tds = "".join(f'<td{f" class={chr(34)}{css}{chr(34)}" if css else ""} data-v="{_attr(v)}">{content}</td>'
-                      for v, content, css in cells)
+        tds = "".join(
+            f'<td{f" class={chr(34)}{css}{chr(34)}" if css else ""} data-v="{_attr(v)}">{content}</td>'
+            for v, content, css in cells
+        )
         body.append(f'<tr data-status="{_attr(check.status)}" data-search="{_attr(search.lower())}">{tds}</tr>')
     statuses = "".join(f'<option value="{s}">{s}</option>' for s in ("passed", "failed", "error"))
-    return ("<h2>Checks</h2>"
-            '<div class="controls"><input id="filter" type="search" placeholder="Filter checks…" '
-            'aria-label="Filter checks"><select id="status-filter" aria-label="Status">'
-            f'<option value="">any status</option>{statuses}</select>'
-            f'<span class="small"><span id="shown">{len(body)}</span> of {len(body)} checks</span></div>'
-            f'<table id="checks"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
+    return (
+        "<h2>Checks</h2>"
+        '<div class="controls"><input id="filter" type="search" placeholder="Filter checks…" '
+        'aria-label="Filter checks"><select id="status-filter" aria-label="Status">'
+        f'<option value="">any status</option>{statuses}</select>'
+        f'<span class="small"><span id="shown">{len(body)}</span> of {len(body)} checks</span></div>'
+        f'<table id="checks"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    )
 
 
 def _samples(data: ReportData) -> str:
@@ -241,12 +299,16 @@ def _samples(data: ReportData) -> str:
         if not rows:
             continue
         head = "".join(f"<th>{_text(c, MAX_SAMPLE_TEXT)}</th>" for c in data.sample_columns)
-        body = "".join("<tr>" + "".join(f"<td>{_text(row.get(c), MAX_SAMPLE_TEXT)}</td>" for c in data.sample_columns)
-                       + "</tr>" for row in rows)
-        blocks.append(f'<h3>{_text(names.get(check_id, check_id))} <span class="small">{_text(check_id)} · '
-                      f"first {len(rows)} rows</span></h3>"
-                      f'<table class="sample" data-check="{_attr(check_id)}"><thead><tr>{head}</tr></thead>'
-                      f"<tbody>{body}</tbody></table>")
+        body = "".join(
+            "<tr>" + "".join(f"<td>{_text(row.get(c), MAX_SAMPLE_TEXT)}</td>" for c in data.sample_columns) + "</tr>"
+            for row in rows
+        )
+        blocks.append(
+            f'<h3>{_text(names.get(check_id, check_id))} <span class="small">{_text(check_id)} · '
+            f"first {len(rows)} rows</span></h3>"
+            f'<table class="sample" data-check="{_attr(check_id)}"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>"
+        )
     if not blocks:
         return ""
     total = f" ({_number(data.quarantine_rows)} rows quarantined by this run)" if data.quarantine_rows else ""
@@ -265,16 +327,24 @@ def render_report(data: ReportData, *, report_link: str | None = None, generated
         Path("report.html").write_text(page, encoding="utf-8")
     """
     script_hash = base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode("ascii")
-    policy = (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-              f"script-src 'sha256-{script_hash}'; base-uri 'none'; form-action 'none'")
+    policy = (
+        f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"script-src 'sha256-{script_hash}'; base-uri 'none'; form-action 'none'"
+    )
     registry = data.registry or {}
     contract_text = registry.get("contract_text")
-    text_block = (f"<h2>Contract text</h2><details><summary>{_text(registry.get('contract_hash'))}</summary>"
-                  f"<pre>{html.escape(contract_text)}</pre></details>") if contract_text else ""
+    text_block = (
+        (
+            f"<h2>Contract text</h2><details><summary>{_text(registry.get('contract_hash'))}</summary>"
+            f"<pre>{html.escape(contract_text)}</pre></details>"
+        )
+        if contract_text
+        else ""
+    )
     generated = format_time(generated_at or utcnow())
     title = f"{data.result.contract_name} · {data.result.decision} · data quality report"
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_attr(policy)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_text(title, 200)}</title><style>{_STYLE}</style></head><body>"

@@ -229,7 +229,8 @@ def _ivy_jar() -> Path:
             return found[-1]
     raise JarResolutionError(
         f"cannot resolve jars: no ivy-*.jar in {', '.join(map(str, folders)) or 'pyspark or $SPARK_HOME'}. "
-        + offline_route())
+        + offline_route()
+    )
 
 
 def _run_ivy(wanted: list[str], staging: Path, ivy_root: Path, settings: Path | str | None, timeout: float) -> Path:
@@ -237,17 +238,30 @@ def _run_ivy(wanted: list[str], staging: Path, ivy_root: Path, settings: Path | 
     digest = hashlib.sha256("\n".join(wanted).encode()).hexdigest()[:16]
     dependencies = "\n".join(
         f'    <dependency org="{g}" name="{a}" rev="{v}" conf="default->default(runtime)"/>'
-        for g, a, v in (c.split(":") for c in wanted))
+        for g, a, v in (c.split(":") for c in wanted)
+    )
     # A module name of its own per coordinate set: Ivy keeps resolution reports per module in its cache.
     (staging / "ivy.xml").write_text(
         '<ivy-module version="2.0">\n'
         f'  <info organisation="airflow-dq-contracts" module="spark-jars-{digest}" revision="1"/>\n'
         '  <configurations><conf name="default"/></configurations>\n'
-        f"  <dependencies>\n{dependencies}\n  </dependencies>\n</ivy-module>\n")
+        f"  <dependencies>\n{dependencies}\n  </dependencies>\n</ivy-module>\n"
+    )
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
     jars = staging / "jars"
-    command = [java, "-jar", str(_ivy_jar()), "-ivy", str(staging / "ivy.xml"), "-cache", str(ivy_root / "cache"),
-               "-confs", "default", "-retrieve", f"{jars}/[organisation]_[artifact]-[revision](-[classifier]).[ext]"]
+    command = [
+        java,
+        "-jar",
+        str(_ivy_jar()),
+        "-ivy",
+        str(staging / "ivy.xml"),
+        "-cache",
+        str(ivy_root / "cache"),
+        "-confs",
+        "default",
+        "-retrieve",
+        f"{jars}/[organisation]_[artifact]-[revision](-[classifier]).[ext]",
+    ]
     if settings:
         command[3:3] = ["-settings", str(settings)]
     try:
@@ -257,13 +271,28 @@ def _run_ivy(wanted: list[str], staging: Path, ivy_root: Path, settings: Path | 
     if done.returncode != 0 or not any(jars.glob("*.jar")):
         output = (done.stdout + done.stderr).strip().splitlines()
         # Ivy's own summary lines ("unresolved dependency", "download failed", "Server access error") say why.
-        reasons = [line.strip() for line in output if any(
-            key in line for key in ("UNRESOLVED", "unresolved dependency", "download failed", "Server access error",
-                                    "UnknownHost", "Connection refused", "timed out", "not found"))]
+        reasons = [
+            line.strip()
+            for line in output
+            if any(
+                key in line
+                for key in (
+                    "UNRESOLVED",
+                    "unresolved dependency",
+                    "download failed",
+                    "Server access error",
+                    "UnknownHost",
+                    "Connection refused",
+                    "timed out",
+                    "not found",
+                )
+            )
+        ]
         detail = "\n".join((reasons or output)[-8:])
         raise JarResolutionError(
             f"could not resolve {', '.join(wanted)} into jars (Maven Central out of reach, or a coordinate "
-            f"that does not exist):\n{detail}\n{offline_route()}")
+            f"that does not exist):\n{detail}\n{offline_route()}"
+        )
     return jars
 
 
@@ -290,7 +319,8 @@ def delta_jars(
         found = jars_in(offline)
         if not found:
             raise JarResolutionError(
-                f"${spark_config.DELTA_JARS_ENV} is {offline!r}, but no *.jar is there. {offline_route()}")
+                f"${spark_config.DELTA_JARS_ENV} is {offline!r}, but no *.jar is there. {offline_route()}"
+            )
         return [str(jar) for jar in found]
     coordinate = spark_config.delta_package(spark_version)
     return [str(jar) for jar in resolve([coordinate], jars_dir, ivy_home=ivy_home, ivy_settings=ivy_settings)]

@@ -208,19 +208,20 @@ def _write_warmup_input(path: Path, now: dt.datetime) -> None:
 
     rows = 40
     statuses = ["pending", "shipped", "delivered", "lost"]  # "lost" rows are set aside
-    table = pa.table({
-        "order_id": pa.array(range(1, rows + 1), pa.int64()),
-        "status": [statuses[i % 4] for i in range(rows)],
-        "amount": [float(i % 7) * 10.5 - (20.0 if i % 9 == 0 else 0.0) for i in range(rows)],
-        "email": [f"user{i}@example.org" if i % 5 else "not-an-email" for i in range(rows)],
-        "created_at": pa.array([now - dt.timedelta(minutes=i) for i in range(rows)], pa.timestamp("us", tz="UTC")),
-        "order_date": pa.array([now.date()] * rows, pa.date32()),
-    })
+    table = pa.table(
+        {
+            "order_id": pa.array(range(1, rows + 1), pa.int64()),
+            "status": [statuses[i % 4] for i in range(rows)],
+            "amount": [float(i % 7) * 10.5 - (20.0 if i % 9 == 0 else 0.0) for i in range(rows)],
+            "email": [f"user{i}@example.org" if i % 5 else "not-an-email" for i in range(rows)],
+            "created_at": pa.array([now - dt.timedelta(minutes=i) for i in range(rows)], pa.timestamp("us", tz="UTC")),
+            "order_date": pa.array([now.date()] * rows, pa.date32()),
+        }
+    )
     write_deltalake(str(path), table)
 
 
-def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
-          log: Callable[[str], None] = print) -> Path:
+def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS, log: Callable[[str], None] = print) -> Path:
     """Build this machine's archive (once; instant when it exists). Returns its path.
 
     Runs the packaged contract job with ``spark-submit`` on a tiny table, as the operator would,
@@ -242,8 +243,11 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
         # spark-submit finds its Spark through the ``python3`` on PATH: make it this interpreter's.
         search_path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
         spark_home = os.environ.get("SPARK_HOME")
-        spark_submit = (str(Path(spark_home) / "bin" / "spark-submit") if spark_home
-                        else shutil.which("spark-submit", path=search_path))
+        spark_submit = (
+            str(Path(spark_home) / "bin" / "spark-submit")
+            if spark_home
+            else shutil.which("spark-submit", path=search_path)
+        )
         if not spark_submit:
             raise ArchiveError("spark-submit not found (install pyspark or set SPARK_HOME)")
         with tempfile.TemporaryDirectory(prefix="dq-jvm-archive-") as work:
@@ -252,19 +256,29 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
             _write_warmup_input(root / "input", now)
             staging = archive.parent / f".{archive.name}.{os.getpid()}.tmp"
             staging.unlink(missing_ok=True)
-            conf = {**spark_config.default_spark_conf(local=True), "spark.log.level": "ERROR",
-                    "spark.jars": ",".join(delta), "spark.pyspark.driver.python": sys.executable,
-                    "spark.pyspark.python": sys.executable,
-                    DRIVER_OPTIONS_KEY: f"-XX:ArchiveClassesAtExit={staging}"}
+            conf = {
+                **spark_config.default_spark_conf(local=True),
+                "spark.log.level": "ERROR",
+                "spark.jars": ",".join(delta),
+                "spark.pyspark.driver.python": sys.executable,
+                "spark.pyspark.python": sys.executable,
+                DRIVER_OPTIONS_KEY: f"-XX:ArchiveClassesAtExit={staging}",
+            }
             job = Path(__file__).resolve().parent.parent / "jobs" / "run_contract.py"
             command = [spark_submit, "--master", "local[1]"]
             for key, value in conf.items():
                 command += ["--conf", f"{key}={value}"]
             # The run the operator would submit, as the operator submits it: one spec argument.
-            spec = RunSpec(contract_text=_WARMUP_CONTRACT, contract_origin="jvm_warmup.yaml",
-                           input_path=str(root / "input"), input_format="delta", reference_time=format_time(now),
-                           results_table=str(root / "results"), quarantine_table=str(root / "quarantine"),
-                           valid_table=str(root / "valid"))
+            spec = RunSpec(
+                contract_text=_WARMUP_CONTRACT,
+                contract_origin="jvm_warmup.yaml",
+                input_path=str(root / "input"),
+                input_format="delta",
+                reference_time=format_time(now),
+                results_table=str(root / "results"),
+                quarantine_table=str(root / "quarantine"),
+                valid_table=str(root / "valid"),
+            )
             command += [str(job), *spec.job_arguments().arguments]
             env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_SUBMIT_ARGS",)}
             env[ARCHIVE_ENV] = "off"
@@ -272,8 +286,9 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
             log(f"[dq-contracts] building the JVM class-data archive {archive} (runs the job once; about a minute)")
             began = time.monotonic()
             try:
-                proc = subprocess.run(command, env=env, capture_output=True, text=True,
-                                      timeout=max(1.0, deadline - time.monotonic()))
+                proc = subprocess.run(
+                    command, env=env, capture_output=True, text=True, timeout=max(1.0, deadline - time.monotonic())
+                )
             except subprocess.TimeoutExpired:
                 staging.unlink(missing_ok=True)
                 raise ArchiveError(f"the warm-up job did not finish within {timeout:.0f} s") from None
@@ -281,9 +296,12 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS,
                 staging.unlink(missing_ok=True)
                 said = [line for line in proc.stdout.splitlines() if line.startswith("DQ_CONTRACTS_ERROR")]
                 tail = "\n".join(line for line in proc.stderr.splitlines() if "[cds]" not in line)[-3000:]
-                raise ArchiveError(f"the warm-up job failed (exit {proc.returncode}):\n"
-                                   + ("\n".join(said) if said else tail))
+                raise ArchiveError(
+                    f"the warm-up job failed (exit {proc.returncode}):\n" + ("\n".join(said) if said else tail)
+                )
             os.replace(staging, archive)
-            log(f"[dq-contracts] JVM archive ready: {archive.stat().st_size / 1e6:.0f} MB in "
-                f"{time.monotonic() - began:.0f} s")
+            log(
+                f"[dq-contracts] JVM archive ready: {archive.stat().st_size / 1e6:.0f} MB in "
+                f"{time.monotonic() - began:.0f} s"
+            )
     return archive

@@ -127,7 +127,6 @@ def offline_jars() -> list[str]:
     return sorted(glob.glob(os.path.join(folder, "*.jar")))
 
 
-
 def default_spark_conf(local: bool = True) -> dict[str, str]:
     """Delta SQL extensions, plus small-machine tuning when ``local``."""
     conf = dict(DELTA_SQL_CONF)

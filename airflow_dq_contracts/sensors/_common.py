@@ -154,9 +154,7 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
         elif len(candidates) == 1:
             chosen = candidates[0]
         elif not candidates:
-            raise AirflowFailException(
-                f"{self.task_id}: contract {contract.name!r} has no {self.check_type} check"
-            )
+            raise AirflowFailException(f"{self.task_id}: contract {contract.name!r} has no {self.check_type} check")
         else:
             listed = ", ".join(repr(c.name) for c in candidates)
             raise AirflowFailException(
@@ -197,8 +195,12 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
         return self._query().evaluate()
 
     def _trigger(self, context: Context, end_time: str | None) -> MetadataPollTrigger:
-        return self.trigger_class.for_query(self._query(), poke_interval=self.poke_interval,
-                                            fail_on_missing_table=self.fail_on_missing_table, end_time=end_time)
+        return self.trigger_class.for_query(
+            self._query(),
+            poke_interval=self.poke_interval,
+            fail_on_missing_table=self.fail_on_missing_table,
+            end_time=end_time,
+        )
 
     def poke(self, context: Context) -> PokeReturnValue:
         """One look at the table's metadata; logs what it measured."""
@@ -228,7 +230,8 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
         end_text = format_time(utcnow() + dt.timedelta(seconds=self.timeout))
         self.log.info(
             "condition not met; deferring to the triggerer, polling every %gs until %s",
-            self.poke_interval, end_text,
+            self.poke_interval,
+            end_text,
         )
         self.defer(
             trigger=self._trigger(context, end_text),

@@ -48,7 +48,13 @@ class CompletenessSensor(DeltaMetadataSensorBase):
     check_type = "completeness"
     trigger_class = DeltaCompletenessTrigger
     template_fields: Sequence[str] = (
-        "path", "table", "warehouse", "contract", "check", "reference_time", "partition_column",
+        "path",
+        "table",
+        "warehouse",
+        "contract",
+        "check",
+        "reference_time",
+        "partition_column",
     )
 
     def __init__(
@@ -71,15 +77,20 @@ class CompletenessSensor(DeltaMetadataSensorBase):
         **kwargs: Any,
     ) -> None:
         super().__init__(
-            path=path, table=table, warehouse=warehouse, contract=contract, check=check,
-            reference_time=reference_time, storage_options=storage_options,
-            fail_on_missing_table=fail_on_missing_table, deferrable=deferrable, **kwargs,
+            path=path,
+            table=table,
+            warehouse=warehouse,
+            contract=contract,
+            check=check,
+            reference_time=reference_time,
+            storage_options=storage_options,
+            fail_on_missing_table=fail_on_missing_table,
+            deferrable=deferrable,
+            **kwargs,
         )
         try:
             if granularity is not None and granularity not in GRANULARITIES:
-                raise SensorConfigError(
-                    f"granularity={granularity!r} is not one of {', '.join(GRANULARITIES)}"
-                )
+                raise SensorConfigError(f"granularity={granularity!r} is not one of {', '.join(GRANULARITIES)}")
             check_number("lookback_days", lookback_days)
             check_number("max_gap_count", max_gap_count, integer=True)
             if allow_future_gaps is not None and not isinstance(allow_future_gaps, bool):
@@ -102,10 +113,12 @@ class CompletenessSensor(DeltaMetadataSensorBase):
         if not partition_column:
             raise AirflowFailException(f"{self.task_id}: the completeness check needs partition_column")
         return CompletenessQuery(
-            path=path, partition_column=partition_column,
+            path=path,
+            partition_column=partition_column,
             granularity=pick(self.granularity, params, "granularity", "daily"),
             lookback_days=pick(self.lookback_days, params, "lookback_days", 30),
             max_gap_count=pick(self.max_gap_count, params, "max_gap_count", 0),
             allow_future_gaps=pick(self.allow_future_gaps, params, "allow_future_gaps", True),
-            reference_time=reference_text(self.reference_time), storage_options=self.storage_options,
+            reference_time=reference_text(self.reference_time),
+            storage_options=self.storage_options,
         )

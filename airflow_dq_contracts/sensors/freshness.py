@@ -49,7 +49,13 @@ class FreshnessSensor(DeltaMetadataSensorBase):
     check_type = "freshness"
     trigger_class = DeltaFreshnessTrigger
     template_fields: Sequence[str] = (
-        "path", "table", "warehouse", "contract", "check", "reference_time", "timestamp_column",
+        "path",
+        "table",
+        "warehouse",
+        "contract",
+        "check",
+        "reference_time",
+        "timestamp_column",
     )
 
     def __init__(
@@ -72,9 +78,16 @@ class FreshnessSensor(DeltaMetadataSensorBase):
         **kwargs: Any,
     ) -> None:
         super().__init__(
-            path=path, table=table, warehouse=warehouse, contract=contract, check=check,
-            reference_time=reference_time, storage_options=storage_options,
-            fail_on_missing_table=fail_on_missing_table, deferrable=deferrable, **kwargs,
+            path=path,
+            table=table,
+            warehouse=warehouse,
+            contract=contract,
+            check=check,
+            reference_time=reference_time,
+            storage_options=storage_options,
+            fail_on_missing_table=fail_on_missing_table,
+            deferrable=deferrable,
+            **kwargs,
         )
         if measure not in MEASURES:
             raise SensorConfigError(f"{self.task_id}: measure={measure!r} is not one of {', '.join(MEASURES)}")
@@ -105,12 +118,14 @@ class FreshnessSensor(DeltaMetadataSensorBase):
         timestamp_column = pick(self.timestamp_column, params, "timestamp_column")
         max_age_hours = pick(self.max_age_hours, params, "max_age_hours")
         if max_age_hours is None or (self.measure == "column" and not timestamp_column):
-            raise AirflowFailException(
-                f"{self.task_id}: the freshness check needs timestamp_column and max_age_hours"
-            )
+            raise AirflowFailException(f"{self.task_id}: the freshness check needs timestamp_column and max_age_hours")
         return FreshnessQuery(
-            path=path, timestamp_column=timestamp_column, max_age_hours=max_age_hours,
+            path=path,
+            timestamp_column=timestamp_column,
+            max_age_hours=max_age_hours,
             aggregation=pick(self.aggregation, params, "aggregation", "max"),
-            reference_time=reference_text(self.reference_time), measure=self.measure,
-            storage_options=self.storage_options, exact=self.exact,
+            reference_time=reference_text(self.reference_time),
+            measure=self.measure,
+            storage_options=self.storage_options,
+            exact=self.exact,
         )

@@ -51,13 +51,20 @@ class ResultsStore(abc.ABC):
         """
 
     @abc.abstractmethod
-    def read_run(self, run_id: str, *, contract_name: str | None = None,
-                 version: int | None = None) -> list[CheckResult]:
+    def read_run(
+        self, run_id: str, *, contract_name: str | None = None, version: int | None = None
+    ) -> list[CheckResult]:
         """One run's rows, ordered by contract and check id; ``version`` (the run's commit) makes it one read."""
 
     @abc.abstractmethod
-    def read_history(self, contract_name: str, *, since: dt.datetime | None = None,
-                     until: dt.datetime | None = None, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def read_history(
+        self,
+        contract_name: str,
+        *,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
         """Rows of ``contract_name`` with ``since ≤ reference_time ≤ until``; a missing table is an empty history."""
 
     @abc.abstractmethod

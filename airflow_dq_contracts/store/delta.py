@@ -37,8 +37,18 @@ from airflow_dq_contracts.timeutil import from_epoch_micros
 WAREHOUSE_ENV = "DQ_CONTRACTS_WAREHOUSE"
 
 __all__ = [
-    "WAREHOUSE_ENV", "StoreError", "TableNotFoundError", "is_path", "normalise_location", "open_table",
-    "plain_rows", "resolve_location", "scan_table", "sql_string", "stream_table", "table_exists",
+    "WAREHOUSE_ENV",
+    "StoreError",
+    "TableNotFoundError",
+    "is_path",
+    "normalise_location",
+    "open_table",
+    "plain_rows",
+    "resolve_location",
+    "scan_table",
+    "sql_string",
+    "stream_table",
+    "table_exists",
     "warehouse_table_path",
 ]
 
@@ -177,12 +187,14 @@ def open_table(
 
     path = normalise_location(location)
     try:
-        return DeltaTable(path, version=version, storage_options=dict(storage_options or {}) or None,
-                          without_files=without_files)
+        return DeltaTable(
+            path, version=version, storage_options=dict(storage_options or {}) or None, without_files=without_files
+        )
     except RustTableNotFound as exc:
         raise TableNotFoundError(
             f"{what} table {path!r} does not exist (no Delta transaction log there): "
-            "nothing has been written to it yet, or the path is wrong", path,
+            "nothing has been written to it yet, or the path is wrong",
+            path,
         ) from exc
     except (DeltaError, OSError) as exc:
         raise StoreError(f"{what} table {path!r} cannot be opened: {exc}", path) from exc
@@ -194,9 +206,7 @@ def open_table(
         raise StoreError(f"{what} table {path!r} cannot be opened: delta-rs panicked: {exc}", path) from exc
 
 
-def stream_table(
-    table: Any, location: str, what: str, columns: Sequence[str] | None, predicate: str | None
-) -> Any:
+def stream_table(table: Any, location: str, what: str, columns: Sequence[str] | None, predicate: str | None) -> Any:
     """The rows of an open ``table`` matching ``predicate`` (DataFusion SQL) as a ``pyarrow.RecordBatchReader``.
 
     ``columns=None`` reads every column. A column the table lacks is a :class:`StoreError` saying the
@@ -211,7 +221,8 @@ def stream_table(
         if missing:
             raise StoreError(
                 f"{what} table {location!r} is not an airflow-dq-contracts {what} table: "
-                f"missing column(s) {', '.join(missing)}", location,
+                f"missing column(s) {', '.join(missing)}",
+                location,
             )
     try:
         # scan() runs in delta-rs's own engine, which honours deletion vectors and column

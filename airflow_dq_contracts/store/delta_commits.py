@@ -42,9 +42,18 @@ from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS, REGISTRY_KEY, 
 from airflow_dq_contracts.timeutil import EPOCH, parse_time, to_utc
 
 __all__ = [
-    "RESULTS_PARTITION_COLUMNS", "append_results", "arrow_schema", "commit_token", "driver_table",
-    "fold_registry_rows", "merge_registry_rows", "read_registry_key", "registry_key_predicate", "result_row",
-    "run_absent", "upsert_registry",
+    "RESULTS_PARTITION_COLUMNS",
+    "append_results",
+    "arrow_schema",
+    "commit_token",
+    "driver_table",
+    "fold_registry_rows",
+    "merge_registry_rows",
+    "read_registry_key",
+    "registry_key_predicate",
+    "result_row",
+    "run_absent",
+    "upsert_registry",
 ]
 
 log = logging.getLogger(__name__)
@@ -204,8 +213,12 @@ def run_absent(
             return False
         return _absent_in(table, run_column, run_id)
     except Exception as exc:  # noqa: BLE001 - any doubt means "replace", never "append"
-        log.debug("table %r: cannot tell with delta-rs whether run %s has rows (%s); replacing", location, run_id,
-                  _first_line(exc))
+        log.debug(
+            "table %r: cannot tell with delta-rs whether run %s has rows (%s); replacing",
+            location,
+            run_id,
+            _first_line(exc),
+        )
         return False
 
 
@@ -233,8 +246,9 @@ def append_results(
     records = list(records)
     for record in records:
         if not isinstance(record, CheckResult) or record.run_id != run_id:
-            raise StoreError(f"results table {location!r}: expected CheckResult records of run {run_id!r}, "
-                             f"got {record!r}", location)
+            raise StoreError(
+                f"results table {location!r}: expected CheckResult records of run {run_id!r}, got {record!r}", location
+            )
     table = driver_table(location, RESULT_COLUMNS, RESULTS_PARTITION_COLUMNS, storage_options=storage_options)
     if table is None:
         return None
@@ -245,11 +259,13 @@ def append_results(
         if not _absent_in(table, "run_id", run_id):
             return None
         names = [name for name, _ in RESULT_COLUMNS]
-        data = pa.Table.from_pylist([dict(zip(names, result_row(r))) for r in records],
-                                    schema=arrow_schema(RESULT_COLUMNS))
+        data = pa.Table.from_pylist(
+            [dict(zip(names, result_row(r))) for r in records], schema=arrow_schema(RESULT_COLUMNS)
+        )
         tag = token if token is not None else commit_token("results", run_id)
-        write_deltalake(table, data, mode="append",
-                        commit_properties=CommitProperties(custom_metadata={"userMetadata": tag}))
+        write_deltalake(
+            table, data, mode="append", commit_properties=CommitProperties(custom_metadata={"userMetadata": tag})
+        )
         return int(table.version())
     except Exception as exc:  # noqa: BLE001 - Spark writes instead (and replaces, should this have committed)
         log.debug("results table %r: delta-rs append failed (%s); Spark writes", location, _first_line(exc))
@@ -279,7 +295,8 @@ def merge_registry_rows(existing: Mapping[str, Any] | None, incoming: Mapping[st
     if existing is None:
         return dict(incoming)
     newer = existing.get("last_run_at") is None or (
-        incoming.get("last_run_at") is not None and incoming["last_run_at"] >= existing["last_run_at"])
+        incoming.get("last_run_at") is not None and incoming["last_run_at"] >= existing["last_run_at"]
+    )
     merged = {name: (incoming if newer else existing).get(name) for name, _ in REGISTRY_COLUMNS}
     firsts = [t for t in (existing.get("first_run_at"), incoming.get("first_run_at")) if t is not None]
     merged["first_run_at"] = min(firsts) if firsts else None
@@ -305,8 +322,9 @@ def registry_key_predicate(row: Mapping[str, Any]) -> str:
     >>> registry_key_predicate({"contract_name": "orders", "contract_version": None})
     "contract_name = 'orders' AND contract_version IS NULL"
     """
-    return " AND ".join(f"{key} IS NULL" if row.get(key) is None else f"{key} = {sql_string(str(row[key]))}"
-                        for key in REGISTRY_KEY)
+    return " AND ".join(
+        f"{key} IS NULL" if row.get(key) is None else f"{key} = {sql_string(str(row[key]))}" for key in REGISTRY_KEY
+    )
 
 
 def read_registry_key(
@@ -331,8 +349,11 @@ def read_registry_key(
         names = [name for name, _ in REGISTRY_COLUMNS]
         if not set(names) <= set(table.schema().to_arrow().names):
             return None
-        return plain_rows(pa.RecordBatchReader.from_stream(
-            table.scan(columns=names, predicate=registry_key_predicate(row))).read_all())
+        return plain_rows(
+            pa.RecordBatchReader.from_stream(
+                table.scan(columns=names, predicate=registry_key_predicate(row))
+            ).read_all()
+        )
     except Exception:  # noqa: BLE001 - any doubt: the caller reads the key with Spark
         return None
 
@@ -367,8 +388,9 @@ def upsert_registry(
             if found is None:
                 return False
             merged = fold_registry_rows(found, row)
-            data = pa.Table.from_pylist([{name: merged.get(name) for name in names}],
-                                        schema=arrow_schema(REGISTRY_COLUMNS))
+            data = pa.Table.from_pylist(
+                [{name: merged.get(name) for name in names}], schema=arrow_schema(REGISTRY_COLUMNS)
+            )
             try:
                 if found:
                     write_deltalake(table, data, mode="overwrite", predicate=registry_key_predicate(row))

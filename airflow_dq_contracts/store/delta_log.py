@@ -93,10 +93,27 @@ from airflow_dq_contracts.timeutil import (
 )
 
 __all__ = [
-    "HIVE_NULL", "TIMESTAMP_TYPES", "WAREHOUSE_ENV", "ColumnNotFoundError", "ColumnTypeError", "CompletenessQuery",
-    "CompletenessResult", "DeltaMetadataError", "FreshnessQuery", "FreshnessResult", "Measurement",
-    "NotPartitionedError", "PartitionListing", "TableNotFoundError", "evaluate_completeness", "evaluate_freshness",
-    "is_delta_table", "last_commit_time", "newest_timestamp", "partition_values", "resolve_table_path",
+    "HIVE_NULL",
+    "TIMESTAMP_TYPES",
+    "WAREHOUSE_ENV",
+    "ColumnNotFoundError",
+    "ColumnTypeError",
+    "CompletenessQuery",
+    "CompletenessResult",
+    "DeltaMetadataError",
+    "FreshnessQuery",
+    "FreshnessResult",
+    "Measurement",
+    "NotPartitionedError",
+    "PartitionListing",
+    "TableNotFoundError",
+    "evaluate_completeness",
+    "evaluate_freshness",
+    "is_delta_table",
+    "last_commit_time",
+    "newest_timestamp",
+    "partition_values",
+    "resolve_table_path",
 ]
 
 TIMESTAMP_TYPES = ("timestamp", "timestamp_ntz", "date")
@@ -154,7 +171,6 @@ def _query_extreme(
     return extreme_micros(result.column(0), aggregation)
 
 
-
 def _open_log(location: str, storage_options: Mapping[str, str] | None, *, without_files: bool = False) -> Any:
     """The table whose log :func:`table_exists` just found; a log that cannot be opened after all (a writer
     creating the table, a corrupt or unreachable log) is "not found" to a sensor, which may wait for it."""
@@ -206,9 +222,16 @@ def newest_timestamp(
         values = distinct_values(actions.column(key)) if key in actions.column_names else []
         value = extreme_time(values, aggregation, location, name)
         return Measurement(
-            path=location, column=name, aggregation=aggregation, value=value,
-            source="partition_values", table_format="delta", table_version=version,
-            files_total=files_total, files_with_stats=0, files_read=0,
+            path=location,
+            column=name,
+            aggregation=aggregation,
+            value=value,
+            source="partition_values",
+            table_format="delta",
+            table_version=version,
+            files_total=files_total,
+            files_with_stats=0,
+            files_read=0,
             elapsed_seconds=time.perf_counter() - started,
         )
 
@@ -218,15 +241,23 @@ def newest_timestamp(
             "the freshness sensor needs a timestamp, timestamp_ntz or date column"
             + (
                 " (text timestamps cannot be ordered from file statistics; check them with the "
-                "contract's freshness check in Spark instead)" if delta_type == "string" else ""
+                "contract's freshness check in Spark instead)"
+                if delta_type == "string"
+                else ""
             ),
             location,
         )
 
     if files_total == 0:
         return Measurement(
-            path=location, column=name, aggregation=aggregation, value=None, source="statistics",
-            table_format="delta", table_version=version, files_total=0,
+            path=location,
+            column=name,
+            aggregation=aggregation,
+            value=None,
+            source="statistics",
+            table_format="delta",
+            table_version=version,
+            files_total=0,
             elapsed_seconds=time.perf_counter() - started,
         )
 
@@ -234,7 +265,8 @@ def newest_timestamp(
     # Plain Python over one value per file: cheap for thousands of files, and pyarrow compute
     # with Python literals would import pandas (see table_facts).
     stats: list[int | None] = (
-        epoch_micros(actions.column(stat_key)) if stat_key in actions.column_names
+        epoch_micros(actions.column(stat_key))
+        if stat_key in actions.column_names
         else [None] * files_total  # no file has statistics for this column
     )
     if null_key in actions.column_names and "num_records" in actions.column_names:
@@ -258,9 +290,16 @@ def newest_timestamp(
     stats_are_exact = delta_type == "date" or not exact
     if files_lacking == 0 and not has_deletion_vectors and stats_are_exact:
         return Measurement(
-            path=location, column=name, aggregation=aggregation, value=stats_extreme,
-            source="statistics", table_format="delta", table_version=version,
-            files_total=files_total, files_with_stats=files_with_stats, files_read=0,
+            path=location,
+            column=name,
+            aggregation=aggregation,
+            value=stats_extreme,
+            source="statistics",
+            table_format="delta",
+            table_version=version,
+            files_total=files_total,
+            files_with_stats=files_with_stats,
+            files_read=0,
             elapsed_seconds=time.perf_counter() - started,
         )
 
@@ -285,9 +324,16 @@ def newest_timestamp(
         ) from None
     source = "scan" if files_with_stats == 0 else "statistics+scan"
     return Measurement(
-        path=location, column=name, aggregation=aggregation, value=value, source=source,
-        table_format="delta", table_version=version, files_total=files_total,
-        files_with_stats=files_with_stats, files_read=files_read,
+        path=location,
+        column=name,
+        aggregation=aggregation,
+        value=value,
+        source=source,
+        table_format="delta",
+        table_version=version,
+        files_total=files_total,
+        files_with_stats=files_with_stats,
+        files_read=files_read,
         elapsed_seconds=time.perf_counter() - started,
     )
 
@@ -305,8 +351,14 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
         files = list_parquet_files(location)
         newest = max((f.mtime for f in files if f.mtime is not None), default=None)
         return Measurement(
-            path=location, column=None, aggregation="commit", value=newest, source="file_mtime",
-            table_format="parquet", table_version=None, files_total=len(files),
+            path=location,
+            column=None,
+            aggregation="commit",
+            value=newest,
+            source="file_mtime",
+            table_format="parquet",
+            table_version=None,
+            files_total=len(files),
             elapsed_seconds=time.perf_counter() - started,
         )
     # The commit time needs no file list: skip loading the add actions (O(1) in table size).
@@ -320,8 +372,14 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
         if millis is not None:
             value = from_epoch_micros(int(millis) * 1000)
     return Measurement(
-        path=location, column=None, aggregation="commit", value=value, source="commit_log",
-        table_format="delta", table_version=table.version(), files_total=0,
+        path=location,
+        column=None,
+        aggregation="commit",
+        value=value,
+        source="commit_log",
+        table_format="delta",
+        table_version=table.version(),
+        files_total=0,
         elapsed_seconds=time.perf_counter() - started,
     )
 
@@ -330,9 +388,7 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
 # Partition values
 
 
-def partition_values(
-    path: str, column: str, *, storage_options: Mapping[str, str] | None = None
-) -> PartitionListing:
+def partition_values(path: str, column: str, *, storage_options: Mapping[str, str] | None = None) -> PartitionListing:
     """Distinct values of partition column ``column``: from the Delta log, or from Hive paths.
 
     Raises :class:`NotPartitionedError` for a table not partitioned by ``column``.
@@ -359,8 +415,7 @@ def partition_values(
         name = find_column(partition_columns, column, location, what="partition column")
     except ColumnNotFoundError:
         raise NotPartitionedError(
-            f"the Delta table at {location} is partitioned by {', '.join(partition_columns)}, "
-            f"not by {column!r}",
+            f"the Delta table at {location} is partitioned by {', '.join(partition_columns)}, not by {column!r}",
             location,
         ) from None
     actions = _add_actions(table)
@@ -369,9 +424,15 @@ def partition_values(
     if key in actions.column_names and actions.num_rows:
         values = distinct_values(actions.column(key))
     return PartitionListing(
-        path=location, column=name, values=tuple(values), source="delta_log",
-        table_format="delta", table_version=table.version(), files_total=actions.num_rows,
-        partition_columns=partition_columns, elapsed_seconds=time.perf_counter() - started,
+        path=location,
+        column=name,
+        values=tuple(values),
+        source="delta_log",
+        table_format="delta",
+        table_version=table.version(),
+        files_total=actions.num_rows,
+        partition_columns=partition_columns,
+        elapsed_seconds=time.perf_counter() - started,
     )
 
 
@@ -423,17 +484,22 @@ def evaluate_freshness(
     what = "last commit" if measure == "commit" else f"{measurement.aggregation}({measurement.column})"
     if measurement.value is None:
         return FreshnessResult(
-            passed=False, age_hours=None, max_age_hours=float(max_age_hours),
-            reference_time=reference, measurement=measurement,
-            message=f"{what} of {measurement.path}: no value yet (no rows with a non-null value), "
-            "so not fresh",
+            passed=False,
+            age_hours=None,
+            max_age_hours=float(max_age_hours),
+            reference_time=reference,
+            measurement=measurement,
+            message=f"{what} of {measurement.path}: no value yet (no rows with a non-null value), so not fresh",
         )
     age = age_hours(reference, measurement.value)
     passed = age <= float(max_age_hours)
     verdict = "fresh" if passed else "stale"
     return FreshnessResult(
-        passed=passed, age_hours=age, max_age_hours=float(max_age_hours),
-        reference_time=reference, measurement=measurement,
+        passed=passed,
+        age_hours=age,
+        max_age_hours=float(max_age_hours),
+        reference_time=reference,
+        measurement=measurement,
         message=(
             f"{what} = {format_time(measurement.value)}, reference {format_time(reference)}: age {age:.3f} h "
             f"{'≤' if passed else '>'} max {float(max_age_hours):g} h → {verdict}"
@@ -467,20 +533,25 @@ def evaluate_completeness(
     listing = partition_values(path, partition_column, storage_options=storage_options)
     try:
         report = count_gaps(
-            listing.values, reference, granularity,
-            lookback_days=lookback_days, allow_future_gaps=allow_future_gaps,
+            listing.values,
+            reference,
+            granularity,
+            lookback_days=lookback_days,
+            allow_future_gaps=allow_future_gaps,
         )
     except TimeValueError as exc:
         raise ColumnTypeError(
-            f"partition column {listing.column!r} of {listing.path} holds a value that is not a "
-            f"time: {exc}",
+            f"partition column {listing.column!r} of {listing.path} holds a value that is not a time: {exc}",
             listing.path,
         ) from None
     except ValueError as exc:
         raise DeltaMetadataError(str(exc), listing.path) from None
     passed = report.passes(max_gap_count)
     return CompletenessResult(
-        passed=passed, max_gap_count=int(max_gap_count), report=report, listing=listing,
+        passed=passed,
+        max_gap_count=int(max_gap_count),
+        report=report,
+        listing=listing,
         message=(
             f"{listing.column} of {listing.path}: {report.describe()} "
             f"{'≤' if passed else '>'} max {max_gap_count} → {'complete' if passed else 'incomplete'}"
@@ -520,8 +591,13 @@ class FreshnessQuery:
     def evaluate(self) -> FreshnessResult:
         """Look at the table once (blocking: delta-rs reads the log)."""
         return evaluate_freshness(
-            self.path, self.timestamp_column, self.max_age_hours, aggregation=self.aggregation,
-            reference_time=self.reference_time, measure=self.measure, storage_options=self.storage_options,
+            self.path,
+            self.timestamp_column,
+            self.max_age_hours,
+            aggregation=self.aggregation,
+            reference_time=self.reference_time,
+            measure=self.measure,
+            storage_options=self.storage_options,
             exact=self.exact,
         )
 
@@ -555,9 +631,14 @@ class CompletenessQuery:
     def evaluate(self) -> CompletenessResult:
         """Look at the table once (blocking: delta-rs reads the log)."""
         return evaluate_completeness(
-            self.path, self.partition_column, self.granularity, lookback_days=self.lookback_days,
-            max_gap_count=self.max_gap_count, allow_future_gaps=self.allow_future_gaps,
-            reference_time=self.reference_time, storage_options=self.storage_options,
+            self.path,
+            self.partition_column,
+            self.granularity,
+            lookback_days=self.lookback_days,
+            max_gap_count=self.max_gap_count,
+            allow_future_gaps=self.allow_future_gaps,
+            reference_time=self.reference_time,
+            storage_options=self.storage_options,
         )
 
     def to_kwargs(self) -> dict[str, Any]:

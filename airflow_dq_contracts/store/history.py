@@ -25,8 +25,16 @@ from airflow_dq_contracts.timeutil import format_time
 __all__ = ["CheckHistory", "HISTORY_COLUMNS", "REPORT_COLUMNS", "check_histories", "read_history"]
 
 #: What ``dq-contracts history`` reads besides :data:`HISTORY_COLUMNS`.
-REPORT_COLUMNS = (*HISTORY_COLUMNS, "check_name", "check_type", "column", "severity", "expected_min",
-                  "expected_max", "message")
+REPORT_COLUMNS = (
+    *HISTORY_COLUMNS,
+    "check_name",
+    "check_type",
+    "column",
+    "severity",
+    "expected_min",
+    "expected_max",
+    "message",
+)
 
 
 def _timestamp_literal(moment: dt.datetime) -> str:
@@ -161,18 +169,30 @@ def check_histories(
         baseline = (baselines or {}).get(check_id)
         if baseline is not None:
             next_time = end + dt.timedelta(microseconds=1)
-            points = select_points(rows, check_id=check_id, dataset=dataset, reference_time=next_time,
-                                   baseline=baseline, gated=gated)
+            points = select_points(
+                rows, check_id=check_id, dataset=dataset, reference_time=next_time, baseline=baseline, gated=gated
+            )
             outcome = judge(baseline, points)
             low, high, described = outcome.expected_min, outcome.expected_max, outcome.message
         elif low is not None or high is not None:
             described = "newest run's expected bounds"
-        out.append(CheckHistory(
-            check_id=check_id, check_name=newest_run.get("check_name"), check_type=newest_run.get("check_type"),
-            column=newest_run.get("column"), severity=newest_run.get("severity"), dataset=dataset or None,
-            runs=len(runs), failures=len(fired), errors=len(errored), last_failure=last_failure,
-            last_run=newest_run["reference_time"],
-            never_fired_days=None if fired else (end - runs[0]["reference_time"]).days,
-            baseline_min=low, baseline_max=high, baseline=described,
-        ))
+        out.append(
+            CheckHistory(
+                check_id=check_id,
+                check_name=newest_run.get("check_name"),
+                check_type=newest_run.get("check_type"),
+                column=newest_run.get("column"),
+                severity=newest_run.get("severity"),
+                dataset=dataset or None,
+                runs=len(runs),
+                failures=len(fired),
+                errors=len(errored),
+                last_failure=last_failure,
+                last_run=newest_run["reference_time"],
+                never_fired_days=None if fired else (end - runs[0]["reference_time"]).days,
+                baseline_min=low,
+                baseline_max=high,
+                baseline=described,
+            )
+        )
     return out

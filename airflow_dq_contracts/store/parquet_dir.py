@@ -41,6 +41,7 @@ __all__ = ["HIVE_NULL", "DataFile", "hive_partition_values", "hive_segments", "l
 #: The folder name Hive and Spark give a NULL partition value.
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
+
 @dataclasses.dataclass(frozen=True)
 class DataFile:
     """A data file under a Parquet folder: its path relative to the folder, its modification time (UTC)."""
@@ -67,9 +68,7 @@ def list_parquet_files(location: str) -> list[DataFile]:
     if info.type == pafs.FileType.NotFound:
         raise TableNotFoundError(f"no table at {location}: the path does not exist", location)
     if info.type != pafs.FileType.Directory:
-        raise TableNotFoundError(
-            f"{location} is a file, not a Delta table or a directory of Parquet files", location
-        )
+        raise TableNotFoundError(f"{location} is a file, not a Delta table or a directory of Parquet files", location)
     found = []
     for entry in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
         if entry.type != pafs.FileType.File:
@@ -83,9 +82,7 @@ def list_parquet_files(location: str) -> list[DataFile]:
             mtime = mtime.replace(tzinfo=UTC)
         found.append(DataFile(relative, mtime))
     if not found:
-        raise TableNotFoundError(
-            f"no table at {location}: no _delta_log and no data files", location
-        )
+        raise TableNotFoundError(f"no table at {location}: no _delta_log and no data files", location)
     return found
 
 
@@ -126,8 +123,7 @@ def hive_partition_values(location: str, column: str) -> PartitionListing:
         folded = [k for k in keys if k.lower() == column.lower()]
         if len(folded) != 1:
             raise NotPartitionedError(
-                f"the Parquet directory {location} is partitioned by {', '.join(keys)}, "
-                f"not by {column!r}",
+                f"the Parquet directory {location} is partitioned by {', '.join(keys)}, not by {column!r}",
                 location,
             )
         name = folded[0]
@@ -136,9 +132,14 @@ def hive_partition_values(location: str, column: str) -> PartitionListing:
         if name in segments:
             values.add(segments[name])
     return PartitionListing(
-        path=location, column=name, values=tuple(sorted(values, key=lambda v: (v is None, v or ""))),
-        source="hive_paths", table_format="parquet", table_version=None,
-        files_total=len(files), partition_columns=tuple(keys),
+        path=location,
+        column=name,
+        values=tuple(sorted(values, key=lambda v: (v is None, v or ""))),
+        source="hive_paths",
+        table_format="parquet",
+        table_version=None,
+        files_total=len(files),
+        partition_columns=tuple(keys),
     )
 
 
@@ -156,14 +157,22 @@ def parquet_newest(location: str, column: str, aggregation: str) -> Measurement:
         listing = hive_partition_values(location, column)
         value = extreme_time(listing.values, aggregation, location, listing.column)
         return Measurement(
-            path=location, column=listing.column, aggregation=aggregation, value=value,
-            source="hive_paths", table_format="parquet", table_version=None,
+            path=location,
+            column=listing.column,
+            aggregation=aggregation,
+            value=value,
+            source="hive_paths",
+            table_format="parquet",
+            table_version=None,
             files_total=len(files),
         )
     fs, base = _filesystem(location)
     try:
         dataset = pads.dataset(
-            base, filesystem=fs, format="parquet", partitioning="hive",
+            base,
+            filesystem=fs,
+            format="parquet",
+            partitioning="hive",
             ignore_prefixes=["_", "."],
         )
     except Exception as exc:  # noqa: BLE001 - pyarrow's dataset discovery raises many types; all mean unreadable
@@ -178,9 +187,15 @@ def parquet_newest(location: str, column: str, aggregation: str) -> Measurement:
         )
     value = extreme_micros(dataset.to_table(columns=[name]).column(name), aggregation)
     return Measurement(
-        path=location, column=name, aggregation=aggregation,
-        value=value, source="scan", table_format="parquet",
-        table_version=None, files_total=len(files), files_read=len(files),
+        path=location,
+        column=name,
+        aggregation=aggregation,
+        value=value,
+        source="scan",
+        table_format="parquet",
+        table_version=None,
+        files_total=len(files),
+        files_read=len(files),
     )
 
 

@@ -60,8 +60,9 @@ def _check_registry(spark: SparkSession, target: SparkTarget) -> None:
     present = set(target.read(spark).columns)
     missing = [name for name, _ in REGISTRY_COLUMNS if name not in present]
     if missing:
-        raise SinkError(f"{target} exists but is not a contract registry (missing {', '.join(missing)})",
-                        target=target.text)
+        raise SinkError(
+            f"{target} exists but is not a contract registry (missing {', '.join(missing)})", target=target.text
+        )
 
 
 def _ensure_registry(spark: SparkSession, target: SparkTarget) -> None:
@@ -69,8 +70,9 @@ def _ensure_registry(spark: SparkSession, target: SparkTarget) -> None:
         _check_registry(spark, target)
         return
     # The sinks' safe first creation (an empty version 0; a writer that loses the race waits and looks again).
-    target.create_if_missing(spark, REGISTRY_SCHEMA,
-                             comment="airflow-dq-contracts contract registry: one row per contract version")
+    target.create_if_missing(
+        spark, REGISTRY_SCHEMA, comment="airflow-dq-contracts contract registry: one row per contract version"
+    )
 
 
 def _key_predicate(row: Mapping[str, Any]) -> str:
@@ -83,8 +85,10 @@ def _key_predicate(row: Mapping[str, Any]) -> str:
 
 def _read_key(spark: SparkSession, target: SparkTarget, predicate: str) -> list[dict[str, Any]]:
     """The registry rows matching ``predicate``, their times as aware UTC datetimes."""
-    columns = [F.unix_micros(F.col(name)).alias(name) if name in REGISTRY_TIME_COLUMNS else F.col(name)
-               for name, _ in REGISTRY_COLUMNS]
+    columns = [
+        F.unix_micros(F.col(name)).alias(name) if name in REGISTRY_TIME_COLUMNS else F.col(name)
+        for name, _ in REGISTRY_COLUMNS
+    ]
     rows = []
     for found in target.read(spark).where(predicate).select(*columns).collect():
         row = found.asDict()
@@ -108,8 +112,13 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
     # Compared with the stored (UTC) times: a naive time is UTC, as everywhere in the package.
     row = {**row, **{name: to_utc(row[name]) for name in REGISTRY_TIME_COLUMNS if row.get(name) is not None}}
     if resolved.path is not None and delta_commits.upsert_registry(resolved.path, row):
-        log.info("%s: registered %s %s (run %s, delta-rs)", resolved, row.get("contract_name"),
-                 row.get("contract_version"), row.get("last_run_id"))
+        log.info(
+            "%s: registered %s %s (run %s, delta-rs)",
+            resolved,
+            row.get("contract_name"),
+            row.get("contract_version"),
+            row.get("last_run_id"),
+        )
         return
 
     def attempt(_: int) -> None:
@@ -120,8 +129,7 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
             found = _read_key(spark, resolved, predicate)
         # One row per key; should a table hold more (written by hand), they are folded into one.
         merged = delta_commits.fold_registry_rows(found, row)
-        frame = spark.createDataFrame([tuple(merged.get(name) for name, _ in REGISTRY_COLUMNS)],
-                                      schema=REGISTRY_SCHEMA)
+        frame = spark.createDataFrame([tuple(merged.get(name) for name, _ in REGISTRY_COLUMNS)], schema=REGISTRY_SCHEMA)
         if certain_absent:
             # A contract version's first run: a plain append (should a concurrent first run append
             # the same key, readers take the newer row and the next upsert folds the two into one).
@@ -130,12 +138,18 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
             replace_where(frame, resolved, predicate)
 
     with_retries(attempt, resolved, max_attempts)
-    log.info("%s: registered %s %s (run %s)", resolved, row.get("contract_name"), row.get("contract_version"),
-             row.get("last_run_id"))
+    log.info(
+        "%s: registered %s %s (run %s)",
+        resolved,
+        row.get("contract_name"),
+        row.get("contract_version"),
+        row.get("last_run_id"),
+    )
 
 
-def read_registry(spark: SparkSession, target: str, contract_name: str,
-                  contract_version: str | None = None) -> dict[str, Any] | None:
+def read_registry(
+    spark: SparkSession, target: str, contract_name: str, contract_version: str | None = None
+) -> dict[str, Any] | None:
     """A contract's registry row read by Spark (one version, or the most recently run one); None if absent.
 
     The Spark twin of :func:`airflow_dq_contracts.store.registry.read_registry`, for tables delta-rs

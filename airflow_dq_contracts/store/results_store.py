@@ -48,8 +48,14 @@ from airflow_dq_contracts.store.delta import (
 )
 
 __all__ = [
-    "DeltaResultsStore", "ResultsStoreError", "count_run_rows", "is_path", "plain_rows", "read_quarantine_count",
-    "read_results", "sql_string",
+    "DeltaResultsStore",
+    "ResultsStoreError",
+    "count_run_rows",
+    "is_path",
+    "plain_rows",
+    "read_quarantine_count",
+    "read_results",
+    "sql_string",
 ]
 
 #: The store's error (an alias kept for the callers and tests that name it so).
@@ -80,8 +86,12 @@ def commit_rows(location: str, version: int, run_id: str, names: list[str]) -> l
             actions = [json.loads(line) for line in stream.read().decode("utf-8").splitlines() if line.strip()]
         info: dict[str, Any] = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
         tag = json.loads(info.get("userMetadata") or "{}")
-        if not (isinstance(tag, dict) and tag.get("writer") == "airflow-dq-contracts"
-                and tag.get("table") == "results" and tag.get("run_id") == run_id):
+        if not (
+            isinstance(tag, dict)
+            and tag.get("writer") == "airflow-dq-contracts"
+            and tag.get("table") == "results"
+            and tag.get("run_id") == run_id
+        ):
             return None
         if any("metaData" in a for a in actions):
             return None  # a schema change in this commit (evolution, column mapping): let delta-rs read it
@@ -132,8 +142,7 @@ def read_results(
         failed = [c.check_id for c in checks if not c.passed]
     """
     if version is not None and is_path(path):
-        fast = commit_rows(normalise_location(path), int(version), run_id,
-                            [name for name, _ in RESULT_COLUMNS])
+        fast = commit_rows(normalise_location(path), int(version), run_id, [name for name, _ in RESULT_COLUMNS])
         if fast is not None and (contract_name is None or all(r["contract_name"] == contract_name for r in fast)):
             records = [CheckResult.from_dict(row) for row in fast]
             records.sort(key=lambda r: (r.contract_name or "", r.check_id or ""))
@@ -151,9 +160,7 @@ def read_results(
     return records
 
 
-def read_quarantine_count(
-    path: str, run_id: str, *, storage_options: Mapping[str, str] | None = None
-) -> int:
+def read_quarantine_count(path: str, run_id: str, *, storage_options: Mapping[str, str] | None = None) -> int:
     """How many rows run ``run_id`` set aside in the Delta quarantine table at ``path``.
 
     Example::
@@ -226,21 +233,35 @@ class DeltaResultsStore(ResultsStore):
             )
         return version
 
-    def read_run(self, run_id: str, *, contract_name: str | None = None,
-                 version: int | None = None) -> list[CheckResult]:
+    def read_run(
+        self, run_id: str, *, contract_name: str | None = None, version: int | None = None
+    ) -> list[CheckResult]:
         """One run's rows, ordered by contract and check id (see :func:`read_results`)."""
-        return read_results(self.location, run_id, contract_name=contract_name,
-                            storage_options=self.storage_options, version=version)
+        return read_results(
+            self.location, run_id, contract_name=contract_name, storage_options=self.storage_options, version=version
+        )
 
-    def read_history(self, contract_name: str, *, since: dt.datetime | None = None,
-                     until: dt.datetime | None = None, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def read_history(
+        self,
+        contract_name: str,
+        *,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
         """Rows of ``contract_name`` in ``[since, until]`` (see :func:`~airflow_dq_contracts.store.history.read_history`)."""
-        return history.read_history(self.location, contract_name, since=since, until=until,
-                                    columns=history.HISTORY_COLUMNS if columns is None else columns,
-                                    storage_options=self.storage_options)
+        return history.read_history(
+            self.location,
+            contract_name,
+            since=since,
+            until=until,
+            columns=history.HISTORY_COLUMNS if columns is None else columns,
+            storage_options=self.storage_options,
+        )
 
-    def read_history_table(self, contract_name: str, columns: Sequence[str],
-                           optional_columns: Sequence[str] = ()) -> Any:
+    def read_history_table(
+        self, contract_name: str, columns: Sequence[str], optional_columns: Sequence[str] = ()
+    ) -> Any:
         """All of ``contract_name``'s rows as a ``pyarrow.Table`` (for readers of millions of rows, e.g. the report).
 
         ``columns`` must be there (else :class:`StoreError`); ``optional_columns`` are read when the
@@ -264,22 +285,23 @@ class DeltaResultsStore(ResultsStore):
 
     def read_registry(self, contract_name: str, contract_version: str | None = None) -> dict[str, Any] | None:
         """A contract's registry row (see :func:`~airflow_dq_contracts.store.registry.read_registry`)."""
-        return registry.read_registry(self.registry_location, contract_name, contract_version,
-                                      storage_options=self.storage_options)
+        return registry.read_registry(
+            self.registry_location, contract_name, contract_version, storage_options=self.storage_options
+        )
 
     def committed_version(self) -> int | None:
         """The results table's current version; None before its first commit."""
         try:
-            table = open_table(self.location, storage_options=self.storage_options, what="results",
-                               without_files=True)
+            table = open_table(self.location, storage_options=self.storage_options, what="results", without_files=True)
         except TableNotFoundError:
             return None
         return int(table.version())
 
     def read_quarantine_count(self, table: str, run_id: str) -> int:
         """Rows run ``run_id`` set aside in quarantine ``table`` (path or name in this store's warehouse)."""
-        return read_quarantine_count(resolve_location(table, self.warehouse), run_id,
-                                     storage_options=self.storage_options)
+        return read_quarantine_count(
+            resolve_location(table, self.warehouse), run_id, storage_options=self.storage_options
+        )
 
     def count_run_rows(self, table: str | None, run_id: str) -> int | None:
         """Rows of run ``run_id`` in a quarantine or valid ``table`` (see :func:`count_run_rows`)."""

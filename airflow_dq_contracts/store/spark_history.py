@@ -40,9 +40,13 @@ def _within(moment: dt.datetime, since: dt.datetime | None, until: dt.datetime |
     return (since is None or since <= moment) and (until is None or moment <= until)
 
 
-def _from_records(records: Iterable[CheckResult | Mapping[str, Any]], contract_name: str,
-                  since: dt.datetime | None, until: dt.datetime | None,
-                  columns: Sequence[str]) -> list[dict[str, Any]]:
+def _from_records(
+    records: Iterable[CheckResult | Mapping[str, Any]],
+    contract_name: str,
+    since: dt.datetime | None,
+    until: dt.datetime | None,
+    columns: Sequence[str],
+) -> list[dict[str, Any]]:
     rows = []
     for record in records:
         row = record.to_dict() if isinstance(record, CheckResult) else dict(record)
@@ -51,14 +55,24 @@ def _from_records(records: Iterable[CheckResult | Mapping[str, Any]], contract_n
         moment = parse_time(row.get("reference_time"))
         if moment is None or not _within(moment, since, until):
             continue
-        rows.append({**{name: row.get(name) for name in columns}, "reference_time": moment,
-                     "evaluated_at": parse_time(row.get("evaluated_at"))})
+        rows.append(
+            {
+                **{name: row.get(name) for name in columns},
+                "reference_time": moment,
+                "evaluated_at": parse_time(row.get("evaluated_at")),
+            }
+        )
     return rows
 
 
-def _from_catalog(spark: SparkSession, name: str, contract_name: str,
-                  since: dt.datetime | None, until: dt.datetime | None,
-                  columns: Sequence[str]) -> list[dict[str, Any]]:
+def _from_catalog(
+    spark: SparkSession,
+    name: str,
+    contract_name: str,
+    since: dt.datetime | None,
+    until: dt.datetime | None,
+    columns: Sequence[str],
+) -> list[dict[str, Any]]:
     if not spark.catalog.tableExists(name):
         return []
     df = spark.read.table(name)
@@ -82,9 +96,15 @@ def _from_catalog(spark: SparkSession, name: str, contract_name: str,
     return rows
 
 
-def load_history(spark: SparkSession, source: HistorySource, contract_name: str,
-                 since: dt.datetime | None, until: dt.datetime | None, *,
-                 columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def load_history(
+    spark: SparkSession,
+    source: HistorySource,
+    contract_name: str,
+    since: dt.datetime | None,
+    until: dt.datetime | None,
+    *,
+    columns: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
     """The results rows of ``contract_name`` with ``since ≤ reference_time ≤ until``, as dicts.
 
     A bound of None is open. ``columns`` defaults to the baselines' ``HISTORY_COLUMNS``. A results

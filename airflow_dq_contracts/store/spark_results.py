@@ -86,8 +86,11 @@ def _evolvable(actual: T.StructType) -> bool:
     only (a tail of) the second-wave columns, which a write with ``mergeSchema`` appends."""
     found = [(f.name, f.dataType.simpleString()) for f in actual.fields]
     expected = list(RESULT_COLUMNS)
-    return (len(found) < len(expected) and found == expected[: len(found)]
-            and all(name in EVOLVED_RESULT_COLUMNS for name, _ in expected[len(found):]))
+    return (
+        len(found) < len(expected)
+        and found == expected[: len(found)]
+        and all(name in EVOLVED_RESULT_COLUMNS for name, _ in expected[len(found) :])
+    )
 
 
 def _ensure_results_table(spark: SparkSession, target: SparkTarget) -> bool:
@@ -105,8 +108,12 @@ def _ensure_results_table(spark: SparkSession, target: SparkTarget) -> bool:
         return False
     # Created explicitly (not by the first write) so the table has the fixed schema and its
     # partitioning even when the first run has no checks at all.
-    target.create_if_missing(spark, RESULTS_SCHEMA, RESULTS_PARTITION_COLUMNS,
-                             "airflow-dq-contracts check results: one row per check per run")
+    target.create_if_missing(
+        spark,
+        RESULTS_SCHEMA,
+        RESULTS_PARTITION_COLUMNS,
+        "airflow-dq-contracts check results: one row per check per run",
+    )
     return False
 
 
@@ -185,7 +192,8 @@ def committed_version(spark: SparkSession, target: str) -> int | None:
     try:
         session: Any = spark  # py4j internals, untyped (or typed Optional) by pyspark
         delta_log = session.sparkContext._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-            session._jsparkSession, resolved.path)
+            session._jsparkSession, resolved.path
+        )
         return int(delta_log.unsafeVolatileSnapshot().version())
     except Exception:  # noqa: BLE001 - an internal API: unknown means "read the table"
         return None

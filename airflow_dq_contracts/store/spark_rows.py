@@ -80,8 +80,7 @@ def _violations_field(df: DataFrame, where: str, name: str = QUARANTINE_VIOLATIO
     data_type = df.schema[name].dataType
     if not isinstance(data_type, T.ArrayType) or not isinstance(data_type.elementType, T.StructType):
         raise SinkError(
-            f"{where}: {name} must be array<struct<{', '.join(VIOLATION_FIELDS)}>>, "
-            f"got {data_type.simpleString()}",
+            f"{where}: {name} must be array<struct<{', '.join(VIOLATION_FIELDS)}>>, got {data_type.simpleString()}",
         )
     element = data_type.elementType
     missing = [f for f in VIOLATION_FIELDS if f not in element.names]
@@ -93,7 +92,8 @@ def _violations_field(df: DataFrame, where: str, name: str = QUARANTINE_VIOLATIO
 def _normalised_violations(name: str) -> Column:
     """``name`` (an array of violation structs) as the fixed struct of five strings."""
     return F.transform(
-        F.col(name), lambda v: F.struct(*[v[field].cast("string").alias(field) for field in VIOLATION_FIELDS]))
+        F.col(name), lambda v: F.struct(*[v[field].cast("string").alias(field) for field in VIOLATION_FIELDS])
+    )
 
 
 def _quarantining(violations: Column) -> Column:
@@ -351,9 +351,13 @@ def write_valid(
         _violations_field(valid_df, str(resolved), VALID_FLAGS)
         flags = _normalised_violations(VALID_FLAGS)
     else:
-        flags = F.lit(None).cast(T.ArrayType(T.StructType(
-            [T.StructField(field, T.StringType(), True) for field in VIOLATION_FIELDS]), True))
+        flags = F.lit(None).cast(
+            T.ArrayType(T.StructType([T.StructField(field, T.StringType(), True) for field in VIOLATION_FIELDS]), True)
+        )
     _reject_reserved(valid_df, resolved, (QUARANTINE_RUN_ID,))
-    out = valid_df.select(*[F.col(quote_identifier(c)) for c in valid_df.columns if c != VALID_FLAGS],
-                          F.lit(run_id).alias(QUARANTINE_RUN_ID), flags.alias(VALID_FLAGS))
+    out = valid_df.select(
+        *[F.col(quote_identifier(c)) for c in valid_df.columns if c != VALID_FLAGS],
+        F.lit(run_id).alias(QUARANTINE_RUN_ID),
+        flags.alias(VALID_FLAGS),
+    )
     return _write_run_rows(spark, out, resolved, run_id=run_id, max_attempts=max_attempts, partition_by=partition_by)

@@ -72,17 +72,23 @@ class SparkResultsStore(ResultsStore):
         spark_results.write_results(self.spark, records, self.results_table, run_id=run_id)
         return spark_results.committed_version(self.spark, self.results_table)
 
-    def read_run(self, run_id: str, *, contract_name: str | None = None,
-                 version: int | None = None) -> list[CheckResult]:
+    def read_run(
+        self, run_id: str, *, contract_name: str | None = None, version: int | None = None
+    ) -> list[CheckResult]:
         """One run's rows, ordered by contract and check id (a local table is read by delta-rs)."""
         if _local(self.results_table):
-            return DeltaResultsStore(self.results_table).read_run(run_id, contract_name=contract_name,
-                                                                  version=version)
+            return DeltaResultsStore(self.results_table).read_run(run_id, contract_name=contract_name, version=version)
         records = spark_results.read_results(self.spark, self.results_table, run_id)
         return [r for r in records if contract_name is None or r.contract_name == contract_name]
 
-    def read_history(self, contract_name: str, *, since: dt.datetime | None = None,
-                     until: dt.datetime | None = None, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def read_history(
+        self,
+        contract_name: str,
+        *,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
         """Rows of ``contract_name`` with ``since ≤ reference_time ≤ until`` (a missing table: none)."""
         return load_history(self.spark, self.results_table, contract_name, since, until, columns=columns)
 

@@ -47,10 +47,29 @@ from airflow_dq_contracts.store import delta_commits
 from airflow_dq_contracts.store.delta import StoreError, is_path
 
 __all__ = [
-    "CONFLICT_MARKERS", "CREATION_WAIT_SECONDS", "RETRY_BASE_SECONDS", "RETRY_MAX_SECONDS", "SPARK_TYPES",
-    "TableBeingCreated", "SinkError", "SparkTarget", "append_rows", "check_attempts", "check_run_id", "first_line",
-    "forget_cached_log", "is_conflict", "nullable_type", "path_state", "quote_identifier", "replace_run_rows",
-    "replace_where", "resolve_target", "rows_committed", "spark_sql_string", "with_retries",
+    "CONFLICT_MARKERS",
+    "CREATION_WAIT_SECONDS",
+    "RETRY_BASE_SECONDS",
+    "RETRY_MAX_SECONDS",
+    "SPARK_TYPES",
+    "TableBeingCreated",
+    "SinkError",
+    "SparkTarget",
+    "append_rows",
+    "check_attempts",
+    "check_run_id",
+    "first_line",
+    "forget_cached_log",
+    "is_conflict",
+    "nullable_type",
+    "path_state",
+    "quote_identifier",
+    "replace_run_rows",
+    "replace_where",
+    "resolve_target",
+    "rows_committed",
+    "spark_sql_string",
+    "with_retries",
 ]
 
 log = logging.getLogger(__name__)
@@ -174,8 +193,9 @@ class SparkTarget:
             if is_delta_path(spark, self.path):
                 return True
             if state == "delta_log":
-                raise TableBeingCreated(f"{self}: {self.path} has a _delta_log but no commit yet (being created?)",
-                                    target=self.text)
+                raise TableBeingCreated(
+                    f"{self}: {self.path} has a _delta_log but no commit yet (being created?)", target=self.text
+                )
             # Writing a Delta log over a folder of other files would silently bury them.
             raise SinkError(f"{self}: {self.path} exists but is not a Delta table", target=self.text)
         if not spark.catalog.tableExists(self.table_name):
@@ -186,8 +206,9 @@ class SparkTarget:
             raise SinkError(f"{self}: the catalog table exists but is not a Delta table", target=self.text) from exc
         return True
 
-    def create_if_missing(self, spark: SparkSession, schema: T.StructType, partition_by: Sequence[str] = (),
-                          comment: str | None = None) -> None:
+    def create_if_missing(
+        self, spark: SparkSession, schema: T.StructType, partition_by: Sequence[str] = (), comment: str | None = None
+    ) -> None:
         """Create the table with an empty first commit (metadata only) unless it exists.
 
         Creating it with the first *write* would put data files in the folder before its log, and a
@@ -211,8 +232,9 @@ class SparkTarget:
             # loser with whatever its (stale, cached) log says, e.g. [DELTA_TABLE_NOT_FOUND]. Drop
             # the cached log and let the retry loop look again (waiting by time, not attempts).
             forget_cached_log(spark, self.path)
-            raise TableBeingCreated(f"{self}: created by another writer meanwhile ({first_line(exc, 200)})",
-                                target=self.text) from exc
+            raise TableBeingCreated(
+                f"{self}: created by another writer meanwhile ({first_line(exc, 200)})", target=self.text
+            ) from exc
 
     def run_absent(self, run_column: str, run_id: str) -> bool:
         """True only when the table certainly holds no row of ``run_id`` (read by delta-rs on the driver).
@@ -226,7 +248,9 @@ class SparkTarget:
 def nullable_type(data_type: T.DataType) -> Any:
     """``data_type`` with every field nullable, as a table created by a first write would have it."""
     if isinstance(data_type, T.StructType):
-        return T.StructType([T.StructField(f.name, nullable_type(f.dataType), True, f.metadata) for f in data_type.fields])
+        return T.StructType(
+            [T.StructField(f.name, nullable_type(f.dataType), True, f.metadata) for f in data_type.fields]
+        )
     if isinstance(data_type, T.ArrayType):
         return T.ArrayType(nullable_type(data_type.elementType), True)
     if isinstance(data_type, T.MapType):
@@ -275,7 +299,9 @@ def forget_cached_log(spark: SparkSession, path: str) -> None:
     try:
         session: Any = spark  # py4j internals, untyped (or typed Optional) by pyspark
         jvm = session.sparkContext._jvm
-        jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(session._jsparkSession, jvm.org.apache.hadoop.fs.Path(path))
+        jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(
+            session._jsparkSession, jvm.org.apache.hadoop.fs.Path(path)
+        )
     except (Py4JError, AttributeError):
         pass  # no JVM gateway (Spark Connect): nothing cached on this side
 
@@ -387,7 +413,9 @@ def with_retries(action: Callable[[int], _T], target: SparkTarget, max_attempts:
             raise
         except (PySparkException, Py4JError) as exc:
             if not is_conflict(exc):
-                raise SinkError(f"{target}: write failed: {first_line(exc)}", target=target.text, attempts=attempt) from exc
+                raise SinkError(
+                    f"{target}: write failed: {first_line(exc)}", target=target.text, attempts=attempt
+                ) from exc
             last = exc
             if attempt == max_attempts:
                 break
@@ -395,7 +423,11 @@ def with_retries(action: Callable[[int], _T], target: SparkTarget, max_attempts:
             delay = random.uniform(delay / 2, delay)
             log.warning(
                 "%s: concurrent commit conflict on attempt %d/%d, retrying in %.2fs: %s",
-                target, attempt, max_attempts, delay, first_line(exc, 200),
+                target,
+                attempt,
+                max_attempts,
+                delay,
+                first_line(exc, 200),
             )
             time.sleep(delay)
             attempt += 1
@@ -424,8 +456,14 @@ def replace_run_rows(
     ``run_column`` is one of our fixed, plain column names, so it needs no quoting (and the
     predicate reads naturally in the table history).
     """
-    replace_where(df, target, f"{run_column} = {spark_sql_string(run_id)}", token=token,
-                  merge_schema=merge_schema, partition_by=partition_by)
+    replace_where(
+        df,
+        target,
+        f"{run_column} = {spark_sql_string(run_id)}",
+        token=token,
+        merge_schema=merge_schema,
+        partition_by=partition_by,
+    )
 
 
 def replace_where(
@@ -480,4 +518,3 @@ def rows_committed(spark: SparkSession, target: SparkTarget, token: str) -> int 
             value = metrics.get("numOutputRows")
             return int(value) if value is not None else None
     return None
-

@@ -35,9 +35,21 @@ from airflow_dq_contracts.store.delta import StoreError, TableNotFoundError
 from airflow_dq_contracts.timeutil import TimeValueError, format_time, from_epoch_micros, to_utc
 
 __all__ = [
-    "ColumnNotFoundError", "ColumnTypeError", "CompletenessResult", "DeltaMetadataError", "FreshnessResult",
-    "Measurement", "NotPartitionedError", "PartitionListing", "TableNotFoundError", "check_aggregation",
-    "distinct_values", "epoch_micros", "extreme_micros", "extreme_time", "find_column",
+    "ColumnNotFoundError",
+    "ColumnTypeError",
+    "CompletenessResult",
+    "DeltaMetadataError",
+    "FreshnessResult",
+    "Measurement",
+    "NotPartitionedError",
+    "PartitionListing",
+    "TableNotFoundError",
+    "check_aggregation",
+    "distinct_values",
+    "epoch_micros",
+    "extreme_micros",
+    "extreme_time",
+    "find_column",
 ]
 
 #: A table's metadata cannot answer the question; the message says why and where (``.path``).
@@ -201,8 +213,7 @@ def find_column(names: Iterable[str], column: str, path: str, what: str = "colum
     if len(folded) == 1:  # Spark resolves names case-insensitively by default
         return folded[0]
     raise ColumnNotFoundError(
-        f"{what} {column!r} is not in the table at {path}; its columns are: "
-        f"{', '.join(names) or '(none)'}",
+        f"{what} {column!r} is not in the table at {path}; its columns are: {', '.join(names) or '(none)'}",
         path,
     )
 

@@ -77,12 +77,20 @@ class MetadataPollTrigger(BaseTrigger):
 
     @classmethod
     def for_query(
-        cls, query: FreshnessQuery | CompletenessQuery, *, poke_interval: float, fail_on_missing_table: bool,
+        cls,
+        query: FreshnessQuery | CompletenessQuery,
+        *,
+        poke_interval: float,
+        fail_on_missing_table: bool,
         end_time: str | None,
     ) -> MetadataPollTrigger:
         """The trigger polling ``query`` (what a deferring sensor hands the triggerer)."""
-        return cls(poke_interval=poke_interval, fail_on_missing_table=fail_on_missing_table, end_time=end_time,
-                   **query.to_kwargs())
+        return cls(
+            poke_interval=poke_interval,
+            fail_on_missing_table=fail_on_missing_table,
+            end_time=end_time,
+            **query.to_kwargs(),
+        )
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         """(classpath, JSON keyword arguments) — what Airflow stores to rebuild the trigger after a restart."""

@@ -49,15 +49,10 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     spark = SparkSession.builder.appName(f"dq-cluster-test-{args.run_id}").getOrCreate()
-    data = (
-        spark.range(args.rows, numPartitions=4)
-        .select(F.lit(args.run_id).alias("run_id"), F.col("id"), (F.col("id") * F.col("id") % 97).alias("value"))
+    data = spark.range(args.rows, numPartitions=4).select(
+        F.lit(args.run_id).alias("run_id"), F.col("id"), (F.col("id") * F.col("id") % 97).alias("value")
     )
-    (
-        data.write.format("delta").mode("overwrite")
-        .option("replaceWhere", f"run_id = '{args.run_id}'")
-        .save(args.table)
-    )
+    (data.write.format("delta").mode("overwrite").option("replaceWhere", f"run_id = '{args.run_id}'").save(args.table))
     back = spark.read.format("delta").load(args.table).where(F.col("run_id") == args.run_id)
     summary = back.agg(F.count("*").alias("n"), F.sum("value").alias("total")).first()
     places = spark.sparkContext.parallelize(range(4), 4).mapPartitions(task_places).collect()

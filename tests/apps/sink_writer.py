@@ -38,8 +38,10 @@ def main() -> int:
     from airflow_dq_contracts.store import sinks
 
     spark = get_spark(app_name=f"sink-writer-{args.writer}", master="local[1]")
-    violation = "array(named_struct('check_id','id/min','check_name','min','check_type','min',"\
-                "'severity','P1','action','quarantine'))"
+    violation = (
+        "array(named_struct('check_id','id/min','check_name','min','check_type','min',"
+        "'severity','P1','action','quarantine'))"
+    )
     (root / f"ready-{args.writer}").touch()
     for round_no in range(args.rounds):
         go = root / f"go-{round_no}"
@@ -47,11 +49,26 @@ def main() -> int:
             time.sleep(0.01)
         folder = root / f"round-{round_no}"
         run_id = f"w{args.writer}-r{round_no}"
-        record = CheckResult(run_id=run_id, contract_name="race", contract_version="1", dataset="race",
-                             check_id="_table_/rows", check_name="rows", check_type="num_rows", column=None,
-                             severity="P1", action="gate", validator="noop", metric_value=3.0, status="passed",
-                             passed=True, failed_rows=None, message="", row_count=3,
-                             evaluated_at=dt.datetime.now(dt.timezone.utc))
+        record = CheckResult(
+            run_id=run_id,
+            contract_name="race",
+            contract_version="1",
+            dataset="race",
+            check_id="_table_/rows",
+            check_name="rows",
+            check_type="num_rows",
+            column=None,
+            severity="P1",
+            action="gate",
+            validator="noop",
+            metric_value=3.0,
+            status="passed",
+            passed=True,
+            failed_rows=None,
+            message="",
+            row_count=3,
+            evaluated_at=dt.datetime.now(dt.timezone.utc),
+        )
         rows = spark.range(3).withColumn("writer", F.lit(args.writer))
         kind = KINDS[round_no % len(KINDS)]
         outcome: dict = {"round": round_no, "kind": kind, "ok": True, "error": None}
@@ -59,8 +76,9 @@ def main() -> int:
             if kind == "results":
                 sinks.write_results(spark, [record], str(folder / kind), run_id=run_id)
             elif kind == "quarantine":
-                sinks.write_quarantine(spark, rows.withColumn("_dq_violations", F.expr(violation)),
-                                       str(folder / kind), run_id=run_id)
+                sinks.write_quarantine(
+                    spark, rows.withColumn("_dq_violations", F.expr(violation)), str(folder / kind), run_id=run_id
+                )
             else:
                 sinks.write_valid(spark, rows, str(folder / kind), run_id=run_id)
         except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it

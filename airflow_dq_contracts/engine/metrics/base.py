@@ -299,7 +299,6 @@ class Metric:
         """``count`` as the metric, or as a fraction of the rows in scope for ``return: pct``."""
         if self.return_type == "pct":
             if ctx.row_count == 0:
-                return Measurement(failed_rows=failed_rows,
-                                   error="no rows in scope: the percentage has no denominator")
+                return Measurement(failed_rows=failed_rows, error="no rows in scope: the percentage has no denominator")
             return Measurement(count / ctx.row_count, failed_rows=failed_rows)
         return Measurement(float(count), failed_rows=failed_rows)

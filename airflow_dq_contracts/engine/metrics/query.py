@@ -41,7 +41,8 @@ class SqlMetric(Metric):
             return f"query refused: {exc}"
         fields = self.frame.schema.fields
         if self.check.params.get("return") == "value" and (
-                len(fields) != 1 or not isinstance(fields[0].dataType, NUMERIC_TYPES)):
+            len(fields) != 1 or not isinstance(fields[0].dataType, NUMERIC_TYPES)
+        ):
             shown = ", ".join(f"{f.name} {type_name(f.dataType)}" for f in fields)
             return f"return: value needs exactly one numeric column; the query returns ({shown})"
         return None
@@ -49,7 +50,9 @@ class SqlMetric(Metric):
     def own_query(self) -> list[Any] | None:
         if self.check.params.get("return") == "value":
             return list(self.frame.limit(2).collect())
-        shown = [", ".join(f"{k}={v!r}" for k, v in row.asDict().items()) for row in self.frame.limit(SHOWN_ROWS).collect()]
+        shown = [
+            ", ".join(f"{k}={v!r}" for k, v in row.asDict().items()) for row in self.frame.limit(SHOWN_ROWS).collect()
+        ]
         count = len(shown) if len(shown) < SHOWN_ROWS else self.frame.count()
         return [count, shown]
 
@@ -57,8 +60,10 @@ class SqlMetric(Metric):
         if self.check.params.get("return") == "value":
             rows: Sequence[Any] = ctx.extra
             if len(rows) != 1:
-                return Measurement.failure(f"return: value needs exactly one row; the query returned {len(rows)}"
-                                           + ("+" if len(rows) > 1 else ""))
+                return Measurement.failure(
+                    f"return: value needs exactly one row; the query returned {len(rows)}"
+                    + ("+" if len(rows) > 1 else "")
+                )
             value = to_float(rows[0][0])
             if value is None:
                 return Measurement.failure("the query returned NULL")

@@ -45,8 +45,9 @@ class ReferentialMetric(Metric):
             found, problem = resolve_column(ctx.schema, ours_name, ctx.case_sensitive, "the data")
             if found is None:
                 return problem
-            other, problem = resolve_column(reference.schema, their_name, ctx.case_sensitive,
-                                            f"reference {params['reference']!r}")
+            other, problem = resolve_column(
+                reference.schema, their_name, ctx.case_sensitive, f"reference {params['reference']!r}"
+            )
             if other is None:
                 return problem
             keys.append(found)
@@ -59,8 +60,9 @@ class ReferentialMetric(Metric):
                 return problem
             bounds: list[str] = []
             for key in ("valid_from", "valid_to"):
-                bound, problem = resolve_column(reference.schema, spec[key], ctx.case_sensitive,
-                                                f"reference {params['reference']!r}")
+                bound, problem = resolve_column(
+                    reference.schema, spec[key], ctx.case_sensitive, f"reference {params['reference']!r}"
+                )
                 if bound is None:
                     return problem
                 bounds.append(bound)
@@ -129,8 +131,9 @@ class ReconciliationMetric(Metric):
             return ctx.missing(params["column"])
         self.field = found
         theirs_name = params.get("reference_column") or params["column"]
-        their_name, problem = resolve_column(reference.schema, theirs_name, ctx.case_sensitive,
-                                             f"reference {params['reference']!r}")
+        their_name, problem = resolve_column(
+            reference.schema, theirs_name, ctx.case_sensitive, f"reference {params['reference']!r}"
+        )
         if problem:
             return problem
         self.their_field = next(f for f in reference.schema.fields if f.name == their_name)

@@ -17,10 +17,21 @@ from airflow_dq_contracts.contract.model import ColumnType
 from .base import MeasureContext, Measurement, Metric, PlanContext
 
 _SIMPLE_KINDS: dict[type, str] = {
-    T.ByteType: "byte", T.ShortType: "short", T.IntegerType: "int", T.LongType: "long",
-    T.FloatType: "float", T.DoubleType: "double", T.StringType: "string", T.VarcharType: "string",
-    T.CharType: "string", T.BooleanType: "boolean", T.DateType: "date", T.TimestampType: "timestamp",
-    T.TimestampNTZType: "timestamp_ntz", T.BinaryType: "binary", T.StructType: "struct",
+    T.ByteType: "byte",
+    T.ShortType: "short",
+    T.IntegerType: "int",
+    T.LongType: "long",
+    T.FloatType: "float",
+    T.DoubleType: "double",
+    T.StringType: "string",
+    T.VarcharType: "string",
+    T.CharType: "string",
+    T.BooleanType: "boolean",
+    T.DateType: "date",
+    T.TimestampType: "timestamp",
+    T.TimestampNTZType: "timestamp_ntz",
+    T.BinaryType: "binary",
+    T.StructType: "struct",
 }
 
 
@@ -35,8 +46,9 @@ def declared_kind(data_type: T.DataType) -> ColumnType:
     if isinstance(data_type, T.ArrayType):
         return ColumnType("list", value_type=declared_kind(data_type.elementType))
     if isinstance(data_type, T.MapType):
-        return ColumnType("map", key_type=declared_kind(data_type.keyType),
-                          value_type=declared_kind(data_type.valueType))
+        return ColumnType(
+            "map", key_type=declared_kind(data_type.keyType), value_type=declared_kind(data_type.valueType)
+        )
     return ColumnType(_SIMPLE_KINDS.get(type(data_type), data_type.simpleString()))
 
 
@@ -67,8 +79,10 @@ class ColumnSchemaMetric(Metric):
         self.field = ctx.field(name)
         if self.field is None:
             if params.get("deprecated"):
-                details = [f"replaced by {params['deprecated_by']}" if params.get("deprecated_by") else "",
-                           f"sunset {params['sunset'].isoformat()}" if params.get("sunset") else ""]
+                details = [
+                    f"replaced by {params['deprecated_by']}" if params.get("deprecated_by") else "",
+                    f"sunset {params['sunset'].isoformat()}" if params.get("sunset") else "",
+                ]
                 extra = "; ".join(d for d in details if d)
                 return Measurement(0.0, note=f"deprecated column {name} is absent" + (f" ({extra})" if extra else ""))
             old = params.get("renamed_from")
@@ -76,13 +90,17 @@ class ColumnSchemaMetric(Metric):
                 return Measurement(1.0, reason=f"missing column {name} — the data still has its old name {old}")
             undeclared = [(f.name, declared_kind(f.dataType)) for f in _undeclared(ctx, params.get("declared", ()))]
             hint = conformance.rename_hint(name, declared, undeclared)
-            return Measurement(1.0, reason=f"missing column {name}"
-                               + (f" — did the producer rename it to {hint}?" if hint else ""))
+            return Measurement(
+                1.0, reason=f"missing column {name}" + (f" — did the producer rename it to {hint}?" if hint else "")
+            )
         actual = declared_kind(self.field.dataType)
         if not conformance.compatible(declared, actual):
             assert declared is not None
-            return Measurement(1.0, reason=f"column {name} is {actual.describe()} in the data but declared "
-                                           f"{declared.describe()} (not the same type or a lossless widening of it)")
+            return Measurement(
+                1.0,
+                reason=f"column {name} is {actual.describe()} in the data but declared "
+                f"{declared.describe()} (not the same type or a lossless widening of it)",
+            )
         return Measurement(0.0)
 
     def measure(self, scan: Sequence[Any], grouped: Sequence[Any], ctx: MeasureContext) -> Measurement:
@@ -98,7 +116,8 @@ class TableSchemaMetric(Metric):
         extra = [f.name for f in _undeclared(ctx, self.check.params.get("declared", ()))]
         self.finding = Measurement(
             float(len(extra)),
-            reason=f"undeclared column(s) in the data: {', '.join(extra)} (enforcement.schema mode exact)")
+            reason=f"undeclared column(s) in the data: {', '.join(extra)} (enforcement.schema mode exact)",
+        )
         return None
 
     def measure(self, scan: Sequence[Any], grouped: Sequence[Any], ctx: MeasureContext) -> Measurement:

@@ -60,8 +60,10 @@ class _NumericStat(Metric):
         if count < self.minimum_values:
             if self.minimum_values == 1:
                 return Measurement.failure(f"no non-null value in {self.column_name!r} to compute {self.check.type} of")
-            return Measurement.failure(f"{self.check.type} needs at least {self.minimum_values} non-null values "
-                                       f"(sample statistic, n − 1); {self.column_name!r} has {count}")
+            return Measurement.failure(
+                f"{self.check.type} needs at least {self.minimum_values} non-null values "
+                f"(sample statistic, n − 1); {self.column_name!r} has {count}"
+            )
         number = to_float(value)
         if number is None:
             return Measurement.failure(f"{self.check.type} of {self.column_name!r} overflows its type")
@@ -142,8 +144,15 @@ class PercentileMetric(_NumericStat):
         self.fractions = [self.fraction]
 
     def coordinate(self, peers: list[Metric]) -> None:
-        self.fractions = sorted({p.fraction for p in peers if isinstance(p, PercentileMetric)
-                                 and p.column_name == self.column_name and p.approximate == self.approximate})
+        self.fractions = sorted(
+            {
+                p.fraction
+                for p in peers
+                if isinstance(p, PercentileMetric)
+                and p.column_name == self.column_name
+                and p.approximate == self.approximate
+            }
+        )
 
     def statistic(self, scope: Scope) -> Column:
         fractions = F.array(*[F.lit(f) for f in self.fractions])
@@ -168,8 +177,9 @@ class _ExtremeMetric(Metric):
     side: ClassVar[str]  # "lower" | "upper"
 
     def precondition(self, ctx: PlanContext) -> str | None:
-        return self.require_type(ctx, NUMERIC_TYPES + TIME_TYPES,
-                                 "a numeric, date or timestamp column (validators compare numbers)")
+        return self.require_type(
+            ctx, NUMERIC_TYPES + TIME_TYPES, "a numeric, date or timestamp column (validators compare numbers)"
+        )
 
     @property
     def value(self) -> Column:
@@ -190,8 +200,10 @@ class _ExtremeMetric(Metric):
     def measure(self, scan: Sequence[Any], grouped: Sequence[Any], ctx: MeasureContext) -> Measurement:
         failed_rows = count_value(scan[2]) if len(scan) > 2 else None
         if count_value(scan[1]) == 0:
-            return Measurement(failed_rows=failed_rows,
-                               error=f"no non-null value in {self.column_name!r} to compute {self.check.type} of")
+            return Measurement(
+                failed_rows=failed_rows,
+                error=f"no non-null value in {self.column_name!r} to compute {self.check.type} of",
+            )
         return Measurement(to_float(scan[0]), failed_rows=failed_rows)
 
     def violation(self, window_count: Column | None = None) -> Column | None:

@@ -71,12 +71,18 @@ class _MembershipMetric(_ConformanceMetric):
         elif isinstance(data_type, NUMERIC_TYPES):
             converted = []
             for value in values:
-                if isinstance(value, bool) or not (isinstance(value, (int, float)) or
-                                                   (isinstance(value, str) and _NUMBER_TEXT.match(value))):
-                    return (f"value {value!r} can never equal a number of column {self.column_name!r} "
-                            f"({type_name(data_type)}); give numbers")
-                number = value if not isinstance(value, str) else (
-                    int(value) if re.fullmatch(r"\s*[+-]?\d+\s*", value) else float(value))
+                if isinstance(value, bool) or not (
+                    isinstance(value, (int, float)) or (isinstance(value, str) and _NUMBER_TEXT.match(value))
+                ):
+                    return (
+                        f"value {value!r} can never equal a number of column {self.column_name!r} "
+                        f"({type_name(data_type)}); give numbers"
+                    )
+                number = (
+                    value
+                    if not isinstance(value, str)
+                    else (int(value) if re.fullmatch(r"\s*[+-]?\d+\s*", value) else float(value))
+                )
                 # Spark literals are 64-bit: a larger integer can only be compared as a double.
                 if isinstance(number, int) and not -(2**63) <= number < 2**63:
                     number = float(number)
@@ -207,8 +213,10 @@ class _LengthMetric(Metric):
             return self.ratio(conforming, ctx, failed_rows=count_value(scan[1]) - conforming)
         failed_rows = count_value(scan[2]) if len(scan) > 2 else None
         if count_value(scan[1]) == 0:
-            return Measurement(failed_rows=failed_rows,
-                               error=f"no non-null value in {self.column_name!r} to compute {self.check.type} of")
+            return Measurement(
+                failed_rows=failed_rows,
+                error=f"no non-null value in {self.column_name!r} to compute {self.check.type} of",
+            )
         return Measurement(to_float(scan[0]), failed_rows=failed_rows)
 
     def violation(self, window_count: Column | None = None) -> Column | None:

@@ -46,8 +46,10 @@ class _TimeColumnMetric(Metric):
         if self.field is None:
             return ctx.missing(name)
         if instant_micros(self.field.name, self.field.dataType) is None:
-            return (f"column {self.field.name!r} is {type_name(self.field.dataType)}; {self.check.type} needs "
-                    "a date, timestamp or timestamp text column")
+            return (
+                f"column {self.field.name!r} is {type_name(self.field.dataType)}; {self.check.type} needs "
+                "a date, timestamp or timestamp text column"
+            )
         return None
 
     @property
@@ -77,8 +79,10 @@ class FreshnessMetric(_TimeColumnMetric):
         try:
             moment = _instant(extreme)
         except OverflowError:
-            return Measurement.failure(f"the {self.check.params.get('aggregation', 'max')} of {name!r} "
-                                       "is outside the representable years 1–9999")
+            return Measurement.failure(
+                f"the {self.check.params.get('aggregation', 'max')} of {name!r} "
+                "is outside the representable years 1–9999"
+            )
         age = timeliness.age_hours(ctx.reference_time, moment)
         note = f"{self.check.params.get('aggregation', 'max')}({name}) = {format_time(moment)}"
         if parsed < non_null:
@@ -130,8 +134,9 @@ class CompletenessMetric(_TimeColumnMetric):
                 return Measurement.failure(f"a value of {self.column_name!r} is outside the representable years 1–9999")
         params = self.check.params
         try:
-            report = timeliness.count_gaps(values, ctx.reference_time, params["granularity"],
-                                           params["lookback_days"], params["allow_future_gaps"])
+            report = timeliness.count_gaps(
+                values, ctx.reference_time, params["granularity"], params["lookback_days"], params["allow_future_gaps"]
+            )
         except (timeliness.PartitionValueError, ValueError) as exc:
             return Measurement.failure(f"partition column {self.column_name!r}: {exc}")
         return Measurement(float(report.gap_count), note=report.describe(limit=5))
