@@ -30,14 +30,13 @@ aggregation per metric so that only the metric(s) that really fail are reported 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 import functools
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
@@ -83,7 +82,7 @@ from .relational import (
     unmatched,
     with_matched,
 )
-from .spark_errors import first_line, quiet_pyspark_errors
+from .spark_errors import first_line, java_regex_checker, job_group, quiet_pyspark_errors
 
 log = logging.getLogger(__name__)
 
@@ -93,45 +92,6 @@ VIOLATION_TYPE = T.StructType([T.StructField(name, T.StringType(), True) for nam
 VIOLATIONS_TYPE = T.ArrayType(VIOLATION_TYPE, True)
 
 # --------------------------------------------------------------------------------------- utilities
-
-
-@contextlib.contextmanager
-def job_group(spark: SparkSession, group_id: str, description: str) -> Iterator[None]:
-    """Tag the Spark jobs run inside with ``group_id`` (countable with ``statusTracker``); restore after."""
-    try:
-        sc = spark.sparkContext
-    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: nothing to tag
-        yield
-        return
-    previous_group = sc.getLocalProperty("spark.jobGroup.id")
-    previous_description = sc.getLocalProperty("spark.job.description")
-    sc.setJobGroup(group_id, description)
-    try:
-        yield
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", previous_group)  # type: ignore[arg-type]
-        sc.setLocalProperty("spark.job.description", previous_description)  # type: ignore[arg-type]
-
-
-def java_regex_checker(spark: SparkSession) -> Callable[[str], str | None]:
-    """``pattern → Java's complaint or None``, compiled by the driver JVM (no Spark job)."""
-    jvm = getattr(spark, "_jvm", None)
-    if jvm is None:
-        try:
-            jvm = spark.sparkContext._jvm
-        except Exception:  # noqa: BLE001 - Spark Connect: the scan fallback isolates bad regexes
-            jvm = None
-    if jvm is None:
-        return lambda pattern: None
-
-    def check(pattern: str) -> str | None:
-        try:
-            jvm.java.util.regex.Pattern.compile(pattern)
-        except Exception as exc:  # noqa: BLE001 - PatternSyntaxException arrives wrapped by py4j
-            return first_line(exc)
-        return None
-
-    return check
 
 
 def filter_condition(df: DataFrame, text: str) -> Column:
@@ -263,8 +223,14 @@ class Evaluator:
     def _plan(self) -> list[_Planned]:
         began = time.perf_counter()
         self.views = register_views(self.spark, self.df, self.references, needed_views(self.contract))
-        ctx = PlanContext(self.df.schema, _case_sensitive(self.spark), java_regex_checker(self.spark),
-                          frame=self.df, references=self.references, views=self.views)
+        ctx = PlanContext(
+            self.df.schema,
+            _case_sensitive(self.spark),
+            java_regex_checker(self.spark),
+            frame=self.df,
+            references=self.references,
+            views=self.views,
+        )
         self.conditions: dict[str | None, Column | None] = {None: None}
         filter_errors: dict[str, str] = {}
         planned: list[_Planned] = []
@@ -293,8 +259,9 @@ class Evaluator:
         detail = f"{len(planned)} checks, {len(errors)} failed their preconditions"
         seconds = time.perf_counter() - began
         self.stats.append(PhaseStat("plan", seconds, None, detail))
-        self.progress(f"plan: {detail} in {seconds:.2f} s"
-                      + "".join(f"\n  - {p.check.check_id}: {p.error}" for p in errors))
+        self.progress(
+            f"plan: {detail} in {seconds:.2f} s" + "".join(f"\n  - {p.check.check_id}: {p.error}" for p in errors)
+        )
         return planned
 
     def _scope(self, key: str | None) -> Scope:
@@ -320,20 +287,22 @@ class Evaluator:
                 row = self.scan_frame.collect()[0]
             values = list(row)
             for item in live:
-                item.scan_values = values[item.scan_slice[0]:item.scan_slice[1]]
+                item.scan_values = values[item.scan_slice[0] : item.scan_slice[1]]
         except Exception as exc:  # noqa: BLE001 - isolate the metric(s) that break the scan
             fallback = True
             log.warning("shared scan failed (%s); evaluating metrics one by one", first_line(exc))
             values = self._scan_one_by_one(live, keys, exprs, group)
         self.row_counts = {key: int(values[index] or 0) for index, key in enumerate(keys)}
         seconds = time.perf_counter() - began
-        detail = (f"{self.row_counts[None]:,} rows, {len(exprs)} aggregates in one pass"
-                  + (" (fallback: one pass per metric)" if fallback else ""))
+        detail = f"{self.row_counts[None]:,} rows, {len(exprs)} aggregates in one pass" + (
+            " (fallback: one pass per metric)" if fallback else ""
+        )
         self.stats.append(PhaseStat("scan", seconds, group, detail))
         self.progress(f"scan: {detail} in {seconds:.2f} s")
 
-    def _scan_one_by_one(self, live: list[_Planned], keys: list[str | None], exprs: list[Column],
-                         group: str) -> list[Any]:
+    def _scan_one_by_one(
+        self, live: list[_Planned], keys: list[str | None], exprs: list[Column], group: str
+    ) -> list[Any]:
         """Fallback when the shared scan fails: each row count and each metric alone, errors isolated.
 
         Slower (one pass per metric) but only ever used when something in the data breaks an
@@ -425,9 +394,15 @@ class Evaluator:
         outcomes: dict[str, BaselineOutcome | str] = {}
         for check in checks:
             assert check.baseline is not None
-            points = select_points(rows, check_id=check.check_id, dataset=self.dataset,
-                                   reference_time=self.reference_time, baseline=check.baseline,
-                                   gated=gated, exclude_run_id=self.run_id)
+            points = select_points(
+                rows,
+                check_id=check.check_id,
+                dataset=self.dataset,
+                reference_time=self.reference_time,
+                baseline=check.baseline,
+                gated=gated,
+                exclude_run_id=self.run_id,
+            )
             outcomes[check.check_id] = judge(check.baseline, points, check.validator.tolerance)
         seconds = time.perf_counter() - began
         detail = f"{len(rows)} history rows ({len(gated)} gated run(s)) for {len(checks)} baseline check(s)"
@@ -470,26 +445,37 @@ class Evaluator:
             exprs = [expr for _, contributed in parts for expr in contributed]
             values = list(frame.agg(*exprs).collect()[0])
             for item, contributed in parts:
-                item.extra_values, values = values[:len(contributed)], values[len(contributed):]
+                item.extra_values, values = values[: len(contributed)], values[len(contributed) :]
 
         def join_pass(join: ReferenceJoin, members: list[_Planned]) -> None:
             orphans = unmatched(self.df, self.references.frame(join.reference), join)
             self.join_frames[join.identity] = orphans
-            spread(orphans, [(item, item.metric.join_aggregations(self._scope(item.scope_key), F.lit(False)))
-                             for item in members])
+            spread(
+                orphans,
+                [(item, item.metric.join_aggregations(self._scope(item.scope_key), F.lit(False))) for item in members],
+            )
 
         for number, members in enumerate(joins.values()):
             join = members[0].metric.reference_join()
             assert join is not None
-            self._pass(f"join{number}", f"anti-join {join.describe()} for {len(members)} check(s)", members,
-                       functools.partial(join_pass, join, members))
+            self._pass(
+                f"join{number}",
+                f"anti-join {join.describe()} for {len(members)} check(s)",
+                members,
+                functools.partial(join_pass, join, members),
+            )
         for alias, parts in aggregates.items():
-            self._pass(f"reference:{alias}", f"aggregate of reference {alias} for {len(parts)} check(s)",
-                       [item for item, _ in parts],
-                       functools.partial(lambda alias, parts: spread(self.references.frame(alias), parts), alias, parts))
+            self._pass(
+                f"reference:{alias}",
+                f"aggregate of reference {alias} for {len(parts)} check(s)",
+                [item for item, _ in parts],
+                functools.partial(lambda alias, parts: spread(self.references.frame(alias), parts), alias, parts),
+            )
         for number, item in enumerate(p for p in live if p.check.is_query):
+
             def run_query(item: _Planned = item) -> None:
                 item.extra_values = item.metric.own_query() or []
+
             self._pass(f"query{number}", f"query of {item.check.check_id}", [item], run_query)
 
     def _finish(self, planned: list[_Planned]) -> ContractResult:
@@ -503,8 +489,10 @@ class Evaluator:
             else:
                 try:
                     measurement = item.metric.measure(
-                        item.scan_values, item.grouped_values,
-                        MeasureContext(row_count, self.reference_time, extra=item.extra_values))
+                        item.scan_values,
+                        item.grouped_values,
+                        MeasureContext(row_count, self.reference_time, extra=item.extra_values),
+                    )
                 except Exception as exc:  # noqa: BLE001 - a bug in one metric must not hide the others
                     log.exception("measuring %s failed", item.check.check_id)
                     measurement = Measurement.failure(f"internal error while measuring: {first_line(exc)}")
@@ -512,31 +500,42 @@ class Evaluator:
             if isinstance(outcome, str) and measurement.error is None:
                 measurement = Measurement(measurement.metric_value, measurement.failed_rows, error=outcome)
             item.measurement = measurement
-            records.append(self._record(item.check, measurement, row_count,
-                                        outcome if isinstance(outcome, BaselineOutcome) else None))
+            records.append(
+                self._record(
+                    item.check, measurement, row_count, outcome if isinstance(outcome, BaselineOutcome) else None
+                )
+            )
         finished_at = utcnow()
         result = ContractResult(
-            run_id=self.run_id, contract_name=self.contract.name, contract_version=self.contract.version,
-            dataset=self.dataset, row_count=self.row_counts.get(None, 0), checks=records,
-            started_at=self.started_at, finished_at=finished_at, filter=self.run_filter,
+            run_id=self.run_id,
+            contract_name=self.contract.name,
+            contract_version=self.contract.version,
+            dataset=self.dataset,
+            row_count=self.row_counts.get(None, 0),
+            checks=records,
+            started_at=self.started_at,
+            finished_at=finished_at,
+            filter=self.run_filter,
         )
         counts = result.counts()
-        detail = (f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error(s) "
-                  f"→ decision {result.decision}")
+        detail = (
+            f"{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error(s) "
+            f"→ decision {result.decision}"
+        )
         seconds = time.perf_counter() - began
         self.stats.append(PhaseStat("evaluate", seconds, None, detail))
         self.progress(f"evaluate: {detail} in {seconds:.2f} s")
         return result
 
-    def _record(self, check: Check, measurement: Measurement, row_count: int,
-                baseline: BaselineOutcome | None = None) -> CheckResult:
+    def _record(
+        self, check: Check, measurement: Measurement, row_count: int, baseline: BaselineOutcome | None = None
+    ) -> CheckResult:
         validator = check.validator
         described = validator.describe()
         if baseline is not None and check.baseline is not None:
             # Learning: the metric is recorded, nothing is judged yet.
             validator = baseline.validator or Validator("noop", tolerance=check.validator.tolerance)
-            described = f"{check.baseline.describe()}: " + (
-                "learning" if baseline.learning else validator.describe())
+            described = f"{check.baseline.describe()}: " + ("learning" if baseline.learning else validator.describe())
         metric = measurement.metric_value
         message_parts: list[str] = []
         if measurement.error is None and metric is None:
@@ -560,8 +559,10 @@ class Evaluator:
                     message_parts.append(f"{measurement.failed_rows} non-null value(s) do not conform")
                 else:
                     message_parts.append(
-                        describe_failure(validator, metric) if math.isfinite(metric)
-                        else f"metric {describe_number(metric)} is outside {validator.describe()}")
+                        describe_failure(validator, metric)
+                        if math.isfinite(metric)
+                        else f"metric {describe_number(metric)} is outside {validator.describe()}"
+                    )
                     if measurement.failed_rows:
                         message_parts.append(f"{measurement.failed_rows} violating row(s)")
         if measurement.note:
@@ -569,14 +570,30 @@ class Evaluator:
         if baseline is not None:
             message_parts.append(baseline.message)
         return CheckResult(
-            run_id=self.run_id, contract_name=self.contract.name, contract_version=self.contract.version,
-            dataset=self.dataset, check_id=check.check_id, check_name=check.name, check_type=check.type,
-            column=check.column, severity=check.severity, action=check.action, validator=described,
-            metric_value=recorded, status=status, passed=passed,
-            failed_rows=measurement.failed_rows, message="; ".join(message_parts), row_count=row_count,
-            filter=self.run_filter, evaluated_at=self.started_at,
-            dag_id=self.dag_id, task_id=self.task_id, airflow_run_id=self.airflow_run_id,
-            tags=list(check.tags), reference_time=self.reference_time,
+            run_id=self.run_id,
+            contract_name=self.contract.name,
+            contract_version=self.contract.version,
+            dataset=self.dataset,
+            check_id=check.check_id,
+            check_name=check.name,
+            check_type=check.type,
+            column=check.column,
+            severity=check.severity,
+            action=check.action,
+            validator=described,
+            metric_value=recorded,
+            status=status,
+            passed=passed,
+            failed_rows=measurement.failed_rows,
+            message="; ".join(message_parts),
+            row_count=row_count,
+            filter=self.run_filter,
+            evaluated_at=self.started_at,
+            dag_id=self.dag_id,
+            task_id=self.task_id,
+            airflow_run_id=self.airflow_run_id,
+            tags=list(check.tags),
+            reference_time=self.reference_time,
             expected_min=baseline.expected_min if baseline else None,
             expected_max=baseline.expected_max if baseline else None,
         )
@@ -623,16 +640,30 @@ def evaluate(
         json.dumps(result.summary())     # strict JSON: no NaN / Infinity
     """
     return Evaluator(
-        contract, df, reference_time, run_id=run_id, dataset=dataset, filter=filter,
-        dag_id=dag_id, task_id=task_id, airflow_run_id=airflow_run_id, progress=progress, history=history,
+        contract,
+        df,
+        reference_time,
+        run_id=run_id,
+        dataset=dataset,
+        filter=filter,
+        dag_id=dag_id,
+        task_id=task_id,
+        airflow_run_id=airflow_run_id,
+        progress=progress,
+        history=history,
         references=references,
     ).run()
 
 
 def _violation_values(check: Check) -> tuple[str, ...]:
     """The ``_dq_violations`` struct of a check, in :data:`VIOLATION_FIELDS` order."""
-    by_field = {"check_id": check.check_id, "check_name": check.name, "check_type": check.type,
-                "severity": check.severity, "action": check.action}
+    by_field = {
+        "check_id": check.check_id,
+        "check_name": check.name,
+        "check_type": check.type,
+        "severity": check.severity,
+        "action": check.action,
+    }
     return tuple(by_field[name] for name in VIOLATION_FIELDS)
 
 
@@ -655,8 +686,9 @@ def tagging_checks(contract: Contract, result: ContractResult) -> list[Check]:
     return [check for check in contract.evaluated_checks() if check.check_id in failed and check.row_level]
 
 
-def annotate(contract: Contract, df: DataFrame, result: ContractResult,
-             references: Mapping[str, DataFrame | str] | None = None) -> DataFrame:
+def annotate(
+    contract: Contract, df: DataFrame, result: ContractResult, references: Mapping[str, DataFrame | str] | None = None
+) -> DataFrame:
     """``df`` plus ``_dq_violations``: per row, the row-level checks that FAILED in ``result`` and that it breaks.
 
     ``_dq_violations`` is ``array<struct<check_id, check_name, check_type, severity, action>>``
@@ -677,8 +709,9 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult,
         tagged = annotate(contract, df, ev.run(), ev.references)     # references prepared once
     """
     prepared = prepare_references(contract, references)
-    ctx = PlanContext(df.schema, _case_sensitive(df.sparkSession), java_regex_checker(df.sparkSession),
-                      frame=df, references=prepared)
+    ctx = PlanContext(
+        df.schema, _case_sensitive(df.sparkSession), java_regex_checker(df.sparkSession), frame=df, references=prepared
+    )
     joins: dict[tuple, str] = {}
     conditions: dict[str, Column] = {}
     helpers: list[str] = []
@@ -713,8 +746,12 @@ def annotate(contract: Contract, df: DataFrame, result: ContractResult,
             continue
         if condition is not None:
             predicate = condition & predicate
-        tag = F.struct(*[F.lit(value).cast("string").alias(name)
-                         for name, value in zip(VIOLATION_FIELDS, _violation_values(check))])
+        tag = F.struct(
+            *[
+                F.lit(value).cast("string").alias(name)
+                for name, value in zip(VIOLATION_FIELDS, _violation_values(check))
+            ]
+        )
         items.append(F.when(F.coalesce(predicate, F.lit(False)), tag))
     if items:
         violations = F.filter(F.array(*items), lambda item: item.isNotNull())

@@ -1,4 +1,5 @@
-"""Spark errors as messages: the first meaningful line of an exception, and quiet probes.
+"""Spark errors as messages: the first meaningful line of an exception, quiet probes, and the driver-side
+probes that must never fail a run (a regex compiled by the JVM, a job group tagged where there is a SparkContext).
 
 The bottom of the engine (nothing of the package imported): the metrics, the relational passes and
 the evaluator all report what Spark refused as one line of a check's ``error`` message.
@@ -16,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+from pyspark.sql import SparkSession
 
 _PYSPARK_ERROR_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
@@ -48,3 +51,42 @@ def quiet_pyspark_errors() -> Iterator[None]:
     finally:
         for lg, was in zip(loggers, previous):
             lg.disabled = was
+
+
+@contextlib.contextmanager
+def job_group(spark: SparkSession, group_id: str, description: str) -> Iterator[None]:
+    """Tag the Spark jobs run inside with ``group_id`` (countable with ``statusTracker``); restore after."""
+    try:
+        sc = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: nothing to tag
+        yield
+        return
+    previous_group = sc.getLocalProperty("spark.jobGroup.id")
+    previous_description = sc.getLocalProperty("spark.job.description")
+    sc.setJobGroup(group_id, description)
+    try:
+        yield
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", previous_group)  # type: ignore[arg-type]
+        sc.setLocalProperty("spark.job.description", previous_description)  # type: ignore[arg-type]
+
+
+def java_regex_checker(spark: SparkSession) -> Callable[[str], str | None]:
+    """``pattern → Java's complaint or None``, compiled by the driver JVM (no Spark job)."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        try:
+            jvm = spark.sparkContext._jvm
+        except Exception:  # noqa: BLE001 - Spark Connect: the scan fallback isolates bad regexes
+            jvm = None
+    if jvm is None:
+        return lambda pattern: None
+
+    def check(pattern: str) -> str | None:
+        try:
+            jvm.java.util.regex.Pattern.compile(pattern)
+        except Exception as exc:  # noqa: BLE001 - PatternSyntaxException arrives wrapped by py4j
+            return first_line(exc)
+        return None
+
+    return check

@@ -1,0 +1,84 @@
+"""What the contract parsers share: the located-issue collector of one document, and "did you mean" hints.
+
+Example::
+
+    >>> similar("maxx", ("max", "min"))
+    " (did you mean 'max'?)"
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ValidationIssue
+from .yamlsrc import Path, SourceMap, format_path
+
+__all__ = ["ParseContext", "similar"]
+
+
+def similar(word: str, options: Any) -> str:
+    """A " (did you mean ...?)" hint for an unknown word, or "" when nothing is close."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(o) for o in options], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class ParseContext:
+    """Collects issues for one document; knows the line of every path."""
+
+    def __init__(self, smap: SourceMap):
+        self.smap = smap
+        self.issues: list[ValidationIssue] = []
+
+    def add(self, path: Path, message: str) -> None:
+        self.issues.append(ValidationIssue(self.smap.file, self.smap.line(path), format_path(path), message))
+
+    def keys(self, data: dict, allowed: tuple[str, ...], path: Path, what: str) -> None:
+        for key in data:
+            if not isinstance(key, str):
+                self.add(path + (key,), f"keys must be strings, got {key!r}")
+            elif key not in allowed and not key.startswith("x-"):
+                self.add(
+                    path + (key,),
+                    f"unknown key {key!r} in {what}{similar(key, allowed)}; allowed: {', '.join(allowed)}",
+                )
+
+    def string(self, data: dict, key: str, path: Path, required: bool = False) -> str | None:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.add(path + (key,) if key in data else path, f"'{key}' is required")
+            return None
+        if not isinstance(value, str) or (required and not value.strip()):
+            self.add(path + (key,), f"'{key}' must be a non-empty string, got {value!r}")
+            return None
+        return value
+
+    def mapping(self, value: Any, path: Path, what: str) -> dict | None:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            self.add(path, f"{what} must be a mapping, got {type(value).__name__}")
+            return None
+        return value
+
+    def seq(self, value: Any, path: Path, what: str) -> list | None:
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            self.add(path, f"{what} must be a list, got {type(value).__name__}")
+            return None
+        return value
+
+    def str_list(self, value: Any, path: Path, what: str) -> tuple[str, ...]:
+        items = self.seq(value, path, what)
+        if items is None:
+            return ()
+        out = []
+        for index, item in enumerate(items):
+            if not isinstance(item, str) or not item:
+                self.add(path + (index,), f"{what} entries must be non-empty strings, got {item!r}")
+            else:
+                out.append(item)
+        return tuple(out)
