@@ -112,6 +112,16 @@ def use_cached_delta_jars(patch: Any, root: Path) -> None:
     patch.setenv("DQ_CONTRACTS_DELTA_JARS", str(Path(jars.delta_jars()[0]).parent))
 
 
+def install_example_dags(patch: Any) -> None:
+    """Copy ``dags_examples/`` (DAG files, ``orders_data.py``, contracts) into the dags folder and put it on
+    ``sys.path`` as the dag processor does (the DAG files import ``orders_data``); ``patch`` undoes the path."""
+    examples = Path(__file__).resolve().parent.parent / "dags_examples"
+    for source in examples.glob("*.py"):
+        shutil.copy(source, DAGS_FOLDER / source.name)
+    shutil.copytree(examples / "contracts", DAGS_FOLDER / "contracts", dirs_exist_ok=True)
+    patch.syspath_prepend(str(DAGS_FOLDER))
+
+
 def install_dag(source: str, name: str | None = None) -> Any:
     """Write ``source`` (a DAG module) into the dags folder, import it, return its only DAG.
 

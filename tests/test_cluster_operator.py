@@ -26,14 +26,13 @@ alone with ``pytest -m cluster``. Each spark-submit costs ~10-50 s here; there a
 from __future__ import annotations
 
 import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
-from airflow_fixtures import DAGS_FOLDER, airflow_db, run_dag, xcom_value  # noqa: F401  (airflow_db: fixture)
+from airflow_fixtures import DAGS_FOLDER, airflow_db, install_example_dags, run_dag, xcom_value  # noqa: F401  (airflow_db: fixture)
 
 import datetime as dt
 import json
 import os
 import shutil
 import signal
-import sys
 import threading
 import time
 import uuid
@@ -43,6 +42,14 @@ from typing import Any
 
 import pytest
 from cluster_fixtures import MASTER_CLASS, StandaloneCluster, spark_cluster  # noqa: F401  (spark_cluster: fixture)
+from pipeline_expectations import (
+    assert_xcom_equals_results_table,
+    decision_by_hand,
+    delta_rows,
+    expected_day,
+    interval,
+    orders_data,
+)
 
 from airflow_dq_contracts.results import make_run_id
 
@@ -60,11 +67,6 @@ CLUSTER_CONF = {
     "spark.ui.enabled": "false",
 }
 WAIT_S = 240
-
-sys.path.insert(0, str(EXAMPLES))
-import orders_data  # noqa: E402  (the generator the DAGs use; expectations are computed from its rows)
-
-sys.path.remove(str(EXAMPLES))
 
 
 # --------------------------------------------------------------------------------------- fixtures
@@ -87,10 +89,7 @@ def shared_env(spark_cluster: StandaloneCluster, airflow_db):  # noqa: F811 - im
     # loopback, and the marker that lets cluster.processes() find the spark-submit JVM too.
     for key in ("SPARK_CONF_DIR", "SPARK_LOCAL_IP", "SPARK_SUBMIT_OPTS", "DQ_TEST_SPARK_CLUSTER"):
         patch.setenv(key, submit_env[key])
-    for source in EXAMPLES.glob("*.py"):
-        shutil.copy(source, DAGS_FOLDER / source.name)
-    shutil.copytree(EXAMPLES / "contracts", DAGS_FOLDER / "contracts", dirs_exist_ok=True)
-    patch.syspath_prepend(str(DAGS_FOLDER))  # as the dag processor does: DAG files import orders_data
+    install_example_dags(patch)  # as the dag processor sees them: DAG files import orders_data
     yield warehouse
     patch.undo()
 
@@ -150,56 +149,6 @@ def calls(monkeypatch):
 
 
 # --------------------------------------------------------------------------------------- expectations
-
-
-def _rows(path: Path, column: str, value: Any) -> list[dict[str, Any]]:
-    import pyarrow.compute as pc
-    from deltalake import DeltaTable
-
-    if not DeltaTable.is_deltatable(str(path)):
-        return []
-    table = DeltaTable(str(path)).to_pyarrow_table()
-    return table.filter(pc.equal(table[column], value)).to_pylist()
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def assert_xcom_is_the_results_rows(summary: dict[str, Any], warehouse: Path) -> list[dict[str, Any]]:
-    """Each XCom check record is exactly one row of the results table for the run; nothing more."""
-    rows = _rows(warehouse / "dq_results", "run_id", summary["run_id"])
-    assert rows, f"no results rows for run {summary['run_id']}"
-    for row in rows:
-        row["evaluated_at"] = _iso(row["evaluated_at"])
-        row["reference_time"] = _iso(row["reference_time"])
-    by_id = {row["check_id"]: row for row in rows}
-    assert len(by_id) == len(rows), "a check has two rows: a copy was added"
-    assert sorted(c["check_id"] for c in summary["checks"]) == sorted(by_id)
-    for record in summary["checks"]:
-        assert record == by_id[record["check_id"]]
-    return rows
-
-
-def _decision_by_hand(rows: list[dict[str, Any]]) -> str:
-    """DESIGN §6 written out again from the rows (not through the code under test)."""
-    if any(r["action"] == "gate" and r["status"] != "passed" for r in rows):
-        return "gate"
-    if any(r["action"] == "quarantine" and r["status"] != "passed" and not (r["failed_rows"] or 0) > 0 for r in rows):
-        return "gate"  # errored, or failed with no row to set aside: fails closed
-    if any(r["action"] == "quarantine" and r["status"] != "passed" and (r["failed_rows"] or 0) > 0 for r in rows):
-        return "quarantine"
-    return "pass"
-
-
-def _expected_day(outcome: str, day: dt.date) -> list[dict[str, Any]]:
-    rows = orders_data.generate_orders(orders_data.spec_for(outcome, day))
-    return [r for r in rows if r["order_date"] == day]
-
-
-def _interval(day: dt.date) -> dict[str, dt.datetime]:
-    end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=UTC)
-    return {"logical_date": end, "run_after": end}
 
 
 def _new_drivers(cluster: StandaloneCluster, before: set[str]) -> list[dict[str, Any]]:
@@ -371,7 +320,7 @@ def test_example_pipeline_in_client_mode(cluster, shared_env, calls, monkeypatch
     apps_before = {app["id"] for app in cluster.state()["completedapps"]}
     day = dt.date(2024, 6, 1)
 
-    states, dag_run = run_dag(pipeline, run_conf={"outcome": "pass"}, **_interval(day))
+    states, dag_run = run_dag(pipeline, run_conf={"outcome": "pass"}, **interval(day))
 
     assert states == {
         "produce_raw_orders": "success",
@@ -385,11 +334,11 @@ def test_example_pipeline_in_client_mode(cluster, shared_env, calls, monkeypatch
     }, calls["execute"]
     summary = xcom_value(dag_run, "check_orders")
     assert summary["run_id"] == make_run_id("dq_orders_pipeline", dag_run.run_id, "check_orders")
-    rows = assert_xcom_is_the_results_rows(summary, shared_env)
-    expected = _expected_day("pass", day)
-    assert summary["decision"] == _decision_by_hand(rows) == "pass"
+    rows = assert_xcom_equals_results_table(summary, shared_env)
+    expected = expected_day("pass", day)
+    assert summary["decision"] == decision_by_hand(rows) == "pass"
     assert summary["row_count"] == len(expected) == 40
-    gold = _rows(shared_env / "gold" / "orders", "order_date", day)
+    gold = delta_rows(shared_env / "gold" / "orders", "order_date", day)
     assert sorted(r["order_id"] for r in gold) == sorted(r["order_id"] for r in expected)
     # It ran on the cluster: one new application, its executors on our worker; no driver on it.
     [submit] = calls["submit"]
@@ -411,7 +360,7 @@ def test_example_pipeline_in_cluster_mode(cluster, shared_env, calls, monkeypatc
     drivers_before = _driver_ids(cluster)
     day = dt.date(2024, 6, 2)
 
-    states, dag_run = run_dag(pipeline, run_conf={"outcome": "quarantine"}, **_interval(day))
+    states, dag_run = run_dag(pipeline, run_conf={"outcome": "quarantine"}, **interval(day))
 
     assert states == {
         "produce_raw_orders": "success",
@@ -424,18 +373,18 @@ def test_example_pipeline_in_cluster_mode(cluster, shared_env, calls, monkeypatc
         "alert": "skipped",
     }, calls["execute"]
     summary = xcom_value(dag_run, "check_orders")
-    rows = assert_xcom_is_the_results_rows(summary, shared_env)
-    expected = _expected_day("quarantine", day)
+    rows = assert_xcom_equals_results_table(summary, shared_env)
+    expected = expected_day("quarantine", day)
     bad = {r["order_id"] for r in expected if "@" not in r["email"]}
     assert len(bad) == 3
-    assert summary["decision"] == _decision_by_hand(rows) == "quarantine"
+    assert summary["decision"] == decision_by_hand(rows) == "quarantine"
     failing = {r["check_id"]: r["failed_rows"] for r in rows if r["status"] != "passed" and r["action"] != "flag"}
     assert failing == {"email/email_format_is_valid": len(bad)}
-    quarantined = _rows(shared_env / "dq_quarantine" / "orders", "_dq_run_id", summary["run_id"])
+    quarantined = delta_rows(shared_env / "dq_quarantine" / "orders", "_dq_run_id", summary["run_id"])
     assert sorted(r["order_id"] for r in quarantined) == sorted(bad)
-    valid = _rows(shared_env / "valid" / "orders", "_dq_run_id", summary["run_id"])
+    valid = delta_rows(shared_env / "valid" / "orders", "_dq_run_id", summary["run_id"])
     assert len(valid) == len(expected) - len(bad) == summary["valid"]["rows"]
-    gold = _rows(shared_env / "gold" / "orders", "order_date", day)
+    gold = delta_rows(shared_env / "gold" / "orders", "order_date", day)
     assert sorted(r["order_id"] for r in gold) == sorted(r["order_id"] for r in expected if r["order_id"] not in bad)
 
     # The driver ran on the worker, as Spark's PythonRunner, and finished.
@@ -619,9 +568,9 @@ def test_master_lost_mid_job_fails_readably_and_the_retry_leaves_one_copy(cluste
     assert drivers[first_driver]["state"] == "KILLED" and drivers[second_driver]["state"] == "FINISHED"
     summary = xcom_value(dag_run, "check_partition")
     assert summary["run_id"] == make_run_id("dq_orders_daily_partition", dag_run.run_id, "check_partition")
-    rows = assert_xcom_is_the_results_rows(summary, shared_env)  # one row per check: ONE copy
-    assert summary["decision"] == _decision_by_hand(rows) == "pass"
-    assert {r["row_count"] for r in rows} == {len(_expected_day("pass", day))}
+    rows = assert_xcom_equals_results_table(summary, shared_env)  # one row per check: ONE copy
+    assert summary["decision"] == decision_by_hand(rows) == "pass"
+    assert {r["row_count"] for r in rows} == {len(expected_day("pass", day))}
     _no_app_process_left(cluster)
 
 
@@ -678,8 +627,8 @@ def test_a_job_that_ends_while_the_master_is_down_still_settles_the_task(
     assert hook.adapter.driver_status != "FINISHED"  # the master never confirmed the end: the job did
     assert submit["result"]["decision"] == "pass"
     summary = xcom_value(dag_run, "check_partition")
-    rows = assert_xcom_is_the_results_rows(summary, shared_env)
-    assert summary["decision"] == _decision_by_hand(rows) == "pass"
-    assert {r["row_count"] for r in rows} == {len(_expected_day("pass", day))}
+    rows = assert_xcom_equals_results_table(summary, shared_env)
+    assert summary["decision"] == decision_by_hand(rows) == "pass"
+    assert {r["row_count"] for r in rows} == {len(expected_day("pass", day))}
     _no_app_process_left(cluster)  # the driver and its executors ended by themselves
     assert not any((Path(os.environ["DQ_CONTRACTS_JOB_CACHE"]) / "drivers").glob("*.json"))

@@ -17,6 +17,7 @@ import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything
 from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
     DAGS_FOLDER,
     airflow_db,
+    install_example_dags,
     run_dag,
     use_cached_delta_jars,
     xcom_value,
@@ -25,13 +26,20 @@ from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
 import datetime as dt
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pipeline_expectations import (
+    assert_xcom_equals_results_table,
+    decision_by_hand,
+    delta_rows,
+    expected_day,
+    interval,
+    orders_data,
+)
 
 from airflow_dq_contracts.results import make_run_id
 
@@ -40,11 +48,6 @@ pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "dags_examples"
 UTC = dt.timezone.utc
-
-sys.path.insert(0, str(EXAMPLES))
-import orders_data  # noqa: E402  (the generator the DAGs use; expectations are computed from its rows)
-
-sys.path.remove(str(EXAMPLES))
 
 
 # --------------------------------------------------------------------------------------- fixtures
@@ -58,10 +61,7 @@ def env(airflow_db, tmp_path_factory):  # noqa: F811 - airflow_db is the importe
     patch.setenv("DQ_CONTRACTS_WAREHOUSE", str(root / "warehouse"))
     patch.setenv("DQ_CONTRACTS_JOB_CACHE", str(root / "job-cache"))
     use_cached_delta_jars(patch, root)
-    for source in EXAMPLES.glob("*.py"):
-        shutil.copy(source, DAGS_FOLDER / source.name)
-    shutil.copytree(EXAMPLES / "contracts", DAGS_FOLDER / "contracts", dirs_exist_ok=True)
-    patch.syspath_prepend(str(DAGS_FOLDER))  # as the dag processor does: DAG files import orders_data
+    install_example_dags(patch)  # as the dag processor sees them: DAG files import orders_data
     yield root / "warehouse"
     patch.undo()
 
@@ -106,58 +106,7 @@ def watch_execute(monkeypatch):
     return calls
 
 
-def _interval(day: dt.date) -> dict[str, dt.datetime]:
-    """dag.test kwargs for the data interval [day, day + 1): a manual run at its end."""
-    end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=UTC)
-    return {"logical_date": end, "run_after": end}
-
-
 # --------------------------------------------------------------------------------------- expectations
-
-
-def _table_rows(path: Path, column: str, value: Any) -> list[dict[str, Any]]:
-    import pyarrow.compute as pc
-    from deltalake import DeltaTable
-
-    if not DeltaTable.is_deltatable(str(path)):
-        return []
-    table = DeltaTable(str(path)).to_pyarrow_table()
-    return table.filter(pc.equal(table[column], value)).to_pylist()
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def assert_xcom_equals_results_table(summary: dict[str, Any], warehouse: Path) -> list[dict[str, Any]]:
-    """Every check record in XCom is exactly one row of the results table, and nothing more."""
-    rows = _table_rows(warehouse / "dq_results", "run_id", summary["run_id"])
-    assert rows, "no results rows for the run"
-    for row in rows:
-        row["evaluated_at"] = _iso(row["evaluated_at"])
-        row["reference_time"] = _iso(row["reference_time"])
-    by_id = {row["check_id"]: row for row in rows}
-    assert len(by_id) == len(rows), "a check has two rows: a retry added a copy"
-    assert sorted(c["check_id"] for c in summary["checks"]) == sorted(by_id)
-    for record in summary["checks"]:
-        assert record == by_id[record["check_id"]]
-    return rows
-
-
-def _decision_by_hand(rows: list[dict[str, Any]]) -> str:
-    """DESIGN §6, written out again from the rows (not through the code under test)."""
-    if any(r["action"] == "gate" and r["status"] != "passed" for r in rows):
-        return "gate"
-    if any(r["action"] == "quarantine" and r["status"] != "passed" and not (r["failed_rows"] or 0) > 0 for r in rows):
-        return "gate"  # errored, or failed with no row to set aside: fails closed
-    if any(r["action"] == "quarantine" and r["status"] != "passed" and (r["failed_rows"] or 0) > 0 for r in rows):
-        return "quarantine"
-    return "pass"
-
-
-def _expected_day(outcome: str, day: dt.date) -> list[dict[str, Any]]:
-    rows = orders_data.generate_orders(orders_data.spec_for(outcome, day))
-    return [r for r in rows if r["order_date"] == day]
 
 
 # --------------------------------------------------------------------------------------- parsing
@@ -202,7 +151,7 @@ def test_the_provider_shows_in_airflow_providers_list(env):
 
 
 def _run_pipeline(pipeline, outcome: str, day: dt.date):
-    states, dag_run = run_dag(pipeline, run_conf={"outcome": outcome}, **_interval(day))
+    states, dag_run = run_dag(pipeline, run_conf={"outcome": outcome}, **interval(day))
     summary = xcom_value(dag_run, "check_orders")
     return states, dag_run, summary
 
@@ -223,8 +172,8 @@ def test_pass_publishes_everything(pipeline, env, watch_execute):
     assert str(dag_run.state) == "success"
     assert summary["run_id"] == make_run_id("dq_orders_pipeline", dag_run.run_id, "check_orders")
     rows = assert_xcom_equals_results_table(summary, env)
-    expected = _expected_day("pass", day)
-    assert summary["decision"] == _decision_by_hand(rows) == "pass"
+    expected = expected_day("pass", day)
+    assert summary["decision"] == decision_by_hand(rows) == "pass"
     assert summary["row_count"] == len(expected) == 40
     assert {r["row_count"] for r in rows} == {len(expected)}
     assert {r["filter"] for r in rows} == {f"order_date = '{day}'"}
@@ -232,8 +181,8 @@ def test_pass_publishes_everything(pipeline, env, watch_execute):
         ("dq_orders_pipeline", "check_orders", dag_run.run_id)
     }
     assert summary["quarantine"]["rows"] == 0
-    assert _table_rows(env / "dq_quarantine" / "orders", "_dq_run_id", summary["run_id"]) == []
-    gold = _table_rows(env / "gold" / "orders", "order_date", day)
+    assert delta_rows(env / "dq_quarantine" / "orders", "_dq_run_id", summary["run_id"]) == []
+    gold = delta_rows(env / "gold" / "orders", "order_date", day)
     assert sorted(r["order_id"] for r in gold) == sorted(r["order_id"] for r in expected)
     assert [c["try_number"] for c in watch_execute] == [1]
     _readback_refuses_missing_or_miscounted_rows(summary, env)
@@ -303,22 +252,22 @@ def test_quarantine_sets_bad_rows_aside_and_a_retry_leaves_one_copy(pipeline, en
         "alert": "skipped",
     }
 
-    expected = _expected_day("quarantine", day)
+    expected = expected_day("quarantine", day)
     bad = {r["order_id"] for r in expected if "@" not in r["email"]}
     assert len(bad) == 3
     rows = assert_xcom_equals_results_table(summary, env)  # one row per check: the retry replaced
-    assert summary["decision"] == _decision_by_hand(rows) == "quarantine"
+    assert summary["decision"] == decision_by_hand(rows) == "quarantine"
     failing = {r["check_id"]: r for r in rows if r["status"] != "passed" and r["action"] != "flag"}
     assert set(failing) == {"email/email_format_is_valid"}
     assert failing["email/email_format_is_valid"]["failed_rows"] == len(bad)
 
-    quarantined = _table_rows(env / "dq_quarantine" / "orders", "_dq_run_id", summary["run_id"])
+    quarantined = delta_rows(env / "dq_quarantine" / "orders", "_dq_run_id", summary["run_id"])
     assert sorted(r["order_id"] for r in quarantined) == sorted(bad)  # 3, not 6
     assert all([v["check_id"] for v in r["_dq_violations"]] == ["email/email_format_is_valid"] for r in quarantined)
     assert summary["quarantine"]["rows"] == len(bad)
-    valid = _table_rows(env / "valid" / "orders", "_dq_run_id", summary["run_id"])
+    valid = delta_rows(env / "valid" / "orders", "_dq_run_id", summary["run_id"])
     assert len(valid) == len(expected) - len(bad) == summary["valid"]["rows"]
-    gold = _table_rows(env / "gold" / "orders", "order_date", day)
+    gold = delta_rows(env / "gold" / "orders", "order_date", day)
     assert sorted(r["order_id"] for r in gold) == sorted(r["order_id"] for r in expected if r["order_id"] not in bad)
 
 
@@ -337,13 +286,13 @@ def test_gate_alerts_and_publishes_nothing(pipeline, env, watch_execute):
     }
     assert str(dag_run.state) == "failed"  # a gate never passes silently
     rows = assert_xcom_equals_results_table(summary, env)
-    assert summary["decision"] == _decision_by_hand(rows) == "gate"
+    assert summary["decision"] == decision_by_hand(rows) == "gate"
     gating = {r["check_id"] for r in rows if r["action"] == "gate" and r["status"] != "passed"}
     assert gating == {"order_id/order_id_is_unique"}
     by_id = {r["check_id"]: r for r in rows}
-    ids = [r["order_id"] for r in _expected_day("gate", day)]
+    ids = [r["order_id"] for r in expected_day("gate", day)]
     assert by_id["order_id/order_id_is_unique"]["metric_value"] == len(ids) - len(set(ids)) == 2
-    assert _table_rows(env / "gold" / "orders", "order_date", day) == []
+    assert delta_rows(env / "gold" / "orders", "order_date", day) == []
 
 
 # --------------------------------------------------------------------------------------- used alone
@@ -366,7 +315,7 @@ def test_used_alone_a_gate_fails_the_task_after_pushing_the_summary(daily, env, 
     rows = assert_xcom_equals_results_table(summary, env)
     assert summary["decision"] == "gate"
     assert {r["filter"] for r in rows} == {f"order_date = '{day}'"}
-    assert summary["row_count"] == len(_expected_day("gate", day))
+    assert summary["row_count"] == len(expected_day("gate", day))
 
 
 def test_a_job_that_dies_fails_the_task_with_its_own_error(daily, env, watch_execute, monkeypatch, tmp_path):
