@@ -258,6 +258,9 @@ class RunSpec:
         ...
         airflow_dq_contracts.runspec.RunSpecError: dataset: contract 'o' declares no dataset and none was given (an input path or a table)
         """
+        if isinstance(settings.get("reference_time"), dt.datetime):
+            # A Python caller's instant (run_contract's keywords take one): the spec holds it as text.
+            settings = {**settings, "reference_time": normalise_reference_time(settings["reference_time"])}
         spec = cls(**settings)
         path, table, fmt = dataset_source(contract, spec.input_path, spec.table, spec.input_format)
         spec = dataclasses.replace(spec, input_path=path, table=table, input_format=fmt)

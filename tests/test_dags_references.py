@@ -14,7 +14,8 @@ from airflow_fixtures import run_dag, xcom_value
 import datetime as dt
 
 import pytest
-from test_dags_examples import _interval, _load, _table_rows, env, orders_data  # noqa: F401  (env: fixture)
+from pipeline_expectations import delta_rows, interval, orders_data
+from test_dags_examples import _load, env  # noqa: F401  (env: fixture)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
@@ -23,14 +24,14 @@ def test_referential_as_of_and_reconciliation_in_a_dag(env):  # noqa: F811 - env
     dag = _load("dq_orders_references")
     day = dt.date(2024, 6, 3)
     lost = 3
-    states, dag_run = run_dag(dag, run_conf={"lost_rows": lost}, **_interval(day))
+    states, dag_run = run_dag(dag, run_conf={"lost_rows": lost}, **interval(day))
     summary = xcom_value(dag_run, "check_references")
     assert summary is not None, states
     # Used alone, a gate fails the task after pushing the summary.
     assert states["check_references"] == "failed" and summary["decision"] == "gate"
 
     raw = [r for r in orders_data.generate_orders(orders_data.spec_for("pass", day)) if r["order_date"] == day]
-    silver = _table_rows(env / "silver" / "orders_refs", "order_date", day)
+    silver = delta_rows(env / "silver" / "orders_refs", "order_date", day)
     assert len(silver) == len(raw) - lost
     orphan_ids = {
         r["order_id"]
@@ -53,6 +54,6 @@ def test_referential_as_of_and_reconciliation_in_a_dag(env):  # noqa: F811 - env
     theirs = sum(r["amount"] for r in raw)
     assert checks["Revenue matches raw"]["metric_value"] == pytest.approx((ours - theirs) / theirs)
 
-    quarantined = _table_rows(env / "dq_quarantine" / "orders_references", "_dq_run_id", summary["run_id"])
+    quarantined = delta_rows(env / "dq_quarantine" / "orders_references", "_dq_run_id", summary["run_id"])
     assert {r["order_id"] for r in quarantined} == orphan_ids
     assert summary["quarantine"]["rows"] == len(orphan_ids)

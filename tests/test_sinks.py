@@ -298,6 +298,54 @@ def test_spark_results_store_writes_replaces_and_reads_through_the_store_interfa
     assert store.read_registry("orders", "9.9.9") is None and store.read_registry("customers") is None
 
 
+def test_delta_results_store_commits_new_runs_without_spark_and_leaves_retries_to_spark(spark, tmp_path):
+    """The plain (delta-rs) store: a new run's append and a registry upsert need no Spark; a retry's
+    replacement is Spark's to commit, so the plain store refuses it and writes nothing."""
+    from airflow_dq_contracts.store.base import ResultsStore
+    from airflow_dq_contracts.store.delta import StoreError
+    from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS
+
+    sk = sinks()
+    path = str(tmp_path / "dq_results")
+    spark_store = sk.SparkResultsStore(spark, path)  # Spark creates the tables (partitioning, schema)
+    spark_store.write_run(make_records("run-1", n=3), "run-1")
+    row = {name: None for name, _ in REGISTRY_COLUMNS}
+    row.update(
+        contract_name="orders",
+        contract_version="1.0.0",
+        owner="team-a",
+        first_run_at=T0,
+        last_run_at=T0,
+        last_run_id="run-1",
+    )
+    spark_store.upsert_registry(row)
+
+    store = results_store.DeltaResultsStore(path)
+    assert isinstance(store, ResultsStore)
+    before = store.committed_version()
+    second = make_records("run-2", n=4)
+    version = store.write_run(second, "run-2")
+    assert before is not None and version == before + 1 == store.committed_version()
+    assert as_dicts(store.read_run("run-2", version=version)) == as_dicts(second)
+    assert as_dicts(store.read_run("run-2")) == as_dicts(second)
+    assert as_dicts(spark_store.read_run("run-1")) == as_dicts(make_records("run-1", n=3))
+
+    with pytest.raises(StoreError, match="needs Spark's Delta writer"):
+        store.write_run(make_records("run-2", variant=1, n=2), "run-2")
+    assert store.committed_version() == version
+    assert as_dicts(store.read_run("run-2")) == as_dicts(second)
+
+    later = T0 + dt.timedelta(hours=1)
+    store.upsert_registry(
+        {**row, "owner": "team-b", "first_run_at": later, "last_run_at": later, "last_run_id": "run-2"}
+    )
+    store.upsert_registry({**row, "contract_name": "customers", "owner": "team-c"})
+    stored = store.read_registry("orders")
+    assert (stored["owner"], stored["first_run_at"], stored["last_run_id"]) == ("team-b", T0, "run-2")
+    assert store.read_registry("customers")["owner"] == "team-c"
+    assert spark_store.read_registry("orders")["owner"] == "team-b"
+
+
 def test_four_concurrent_writers_into_a_table_that_does_not_exist_yet(spark, tmp_path):
     sk = sinks()
     path = str(tmp_path / "results")
