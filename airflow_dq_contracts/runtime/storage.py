@@ -1,0 +1,168 @@
+"""Object-store settings in one vocabulary for both sides (plain Python: no Airflow, no pyspark).
+
+Credentials travel the way every AWS SDK already reads them: the standard environment variables.
+The Airflow side turns a connection (``storage_conn_id``) into :meth:`S3Settings.to_env` and gives that
+environment to the job's process (never its command line); the CLI takes the caller's own
+environment. Each consumer then derives what it needs from the same values:
+
+* delta-rs (sensors, read-back, report, history, the driver's commits): :meth:`S3Settings.delta_options`;
+* Spark's ``s3a`` filesystem: :meth:`S3Settings.spark_conf` — endpoint, addressing style and region
+  only. The secrets stay in the environment, where the AWS SDK's environment credentials provider reads
+  them, so they never appear in a Spark conf, an event log or the Spark UI.
+
+>>> s = S3Settings(access_key_id="AKIA", secret_access_key="s3cr3t", endpoint_url="http://127.0.0.1:9000")
+>>> s.uses_path_style, s.allow_http
+(True, True)
+>>> "s3cr3t" in repr(s)
+False
+>>> sorted(S3Settings.from_env(s.to_env()).to_env()) == sorted(s.to_env())
+True
+>>> spark_location("s3://bucket/orders"), spark_location("/data/orders")
+('s3a://bucket/orders', '/data/orders')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping
+
+ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
+SECRET_ACCESS_KEY = "AWS_SECRET_ACCESS_KEY"
+SESSION_TOKEN = "AWS_SESSION_TOKEN"
+REGION = "AWS_REGION"
+DEFAULT_REGION = "AWS_DEFAULT_REGION"  # older SDKs' name; read, never written
+ENDPOINT_URL = "AWS_ENDPOINT_URL"
+#: object_store's (delta-rs's) own names: "true" = virtual-hosted-style requests, else path-style.
+VIRTUAL_HOSTED_STYLE = "AWS_VIRTUAL_HOSTED_STYLE_REQUEST"
+ALLOW_HTTP = "AWS_ALLOW_HTTP"
+
+#: Every environment variable this module reads or writes for S3 (what a caller copies or clears).
+S3_ENV_NAMES = (
+    ACCESS_KEY_ID,
+    SECRET_ACCESS_KEY,
+    SESSION_TOKEN,
+    REGION,
+    DEFAULT_REGION,
+    ENDPOINT_URL,
+    VIRTUAL_HOSTED_STYLE,
+    ALLOW_HTTP,
+)
+#: The values that are secrets (to mask, never to log or put on a command line).
+SECRET_ENV_NAMES = frozenset({SECRET_ACCESS_KEY, SESSION_TOKEN})
+
+S3_SCHEMES = ("s3://", "s3a://", "s3n://")
+#: The AWS SDK v2 provider that reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN.
+ENV_CREDENTIALS_PROVIDER = "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider"
+
+
+def _flag(value: str | None) -> bool | None:
+    if value is None or value.strip() == "":
+        return None
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclasses.dataclass(frozen=True)
+class S3Settings:
+    """Where an S3-compatible store is and who we are to it. No field is required: with no key, the
+    SDKs' default chain (instance profile, web identity, ~/.aws) applies on each side.
+
+    ``path_style=None`` means: path-style when a custom ``endpoint_url`` is given (MinIO, SeaweedFS,
+    Ceph, R2 serve buckets under the path), virtual-hosted style against AWS itself.
+    """
+
+    access_key_id: str | None = None
+    secret_access_key: str | None = dataclasses.field(default=None, repr=False)
+    session_token: str | None = dataclasses.field(default=None, repr=False)
+    region: str | None = None
+    endpoint_url: str | None = None
+    path_style: bool | None = None
+
+    def __post_init__(self) -> None:
+        if bool(self.access_key_id) != bool(self.secret_access_key):
+            raise ValueError("an S3 access key id needs its secret access key, and the other way round")
+
+    @property
+    def uses_path_style(self) -> bool:
+        return self.path_style if self.path_style is not None else bool(self.endpoint_url)
+
+    @property
+    def allow_http(self) -> bool:
+        return bool(self.endpoint_url) and str(self.endpoint_url).lower().startswith("http://")
+
+    def secrets(self) -> list[str]:
+        """The secret values (for a secrets masker)."""
+        return [v for v in (self.secret_access_key, self.session_token) if v]
+
+    def to_env(self) -> dict[str, str]:
+        """The standard environment variables for these settings (only those that are set)."""
+        env: dict[str, str] = {}
+        for name, value in (
+            (ACCESS_KEY_ID, self.access_key_id),
+            (SECRET_ACCESS_KEY, self.secret_access_key),
+            (SESSION_TOKEN, self.session_token),
+            (REGION, self.region),
+            (ENDPOINT_URL, self.endpoint_url),
+        ):
+            if value:
+                env[name] = value
+        if self.path_style is not None or self.endpoint_url:
+            env[VIRTUAL_HOSTED_STYLE] = "false" if self.uses_path_style else "true"
+        if self.allow_http:
+            env[ALLOW_HTTP] = "true"
+        return env
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> S3Settings:
+        """Settings from the standard variables (``os.environ`` by default)."""
+        env = os.environ if env is None else env
+        hosted = _flag(env.get(VIRTUAL_HOSTED_STYLE))
+        return cls(
+            access_key_id=env.get(ACCESS_KEY_ID) or None,
+            secret_access_key=env.get(SECRET_ACCESS_KEY) or None,
+            session_token=env.get(SESSION_TOKEN) or None,
+            region=env.get(REGION) or env.get(DEFAULT_REGION) or None,
+            endpoint_url=env.get(ENDPOINT_URL) or None,
+            path_style=None if hosted is None else not hosted,
+        )
+
+    def delta_options(self) -> dict[str, str]:
+        """delta-rs ``storage_options`` (object_store's key names)."""
+        options = self.to_env()
+        if self.region is None and self.endpoint_url:
+            # object_store needs a region to sign with; S3-compatible servers accept any.
+            options[REGION] = "us-east-1"
+        return options
+
+    def spark_conf(self) -> dict[str, str]:
+        """``spark.hadoop.fs.s3a.*`` settings, without any secret (those stay in the environment)."""
+        conf = {
+            "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+            "spark.hadoop.fs.s3a.path.style.access": "true" if self.uses_path_style else "false",
+        }
+        if self.access_key_id:
+            conf["spark.hadoop.fs.s3a.aws.credentials.provider"] = ENV_CREDENTIALS_PROVIDER
+        if self.endpoint_url:
+            conf["spark.hadoop.fs.s3a.endpoint"] = self.endpoint_url
+            conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = "false" if self.allow_http else "true"
+        if self.region or self.endpoint_url:
+            conf["spark.hadoop.fs.s3a.endpoint.region"] = self.region or "us-east-1"
+        return conf
+
+
+def is_s3(location: str | None) -> bool:
+    return bool(location) and str(location).lower().startswith(S3_SCHEMES)
+
+
+def needs_s3(locations: Iterable[str | None]) -> bool:
+    """Whether any of these locations is on S3 (so Spark needs the ``s3a`` filesystem jars)."""
+    return any(is_s3(location) for location in locations)
+
+
+def spark_location(location: str) -> str:
+    """The location as Spark's Hadoop filesystems name it: ``s3://`` and ``s3n://`` become ``s3a://``."""
+    lowered = location.lower()
+    for scheme in ("s3://", "s3n://"):
+        if lowered.startswith(scheme):
+            return "s3a://" + location[len(scheme) :]
+    return location
