@@ -32,7 +32,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from airflow_dq_contracts.store import delta_commits
+from airflow_dq_contracts.store import delta_commits, spark_remote
 from airflow_dq_contracts.store.delta_commits import merge_registry_rows
 from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
 from airflow_dq_contracts.store.spark_tables import (
@@ -111,7 +111,9 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
     predicate = _key_predicate(row)
     # Compared with the stored (UTC) times: a naive time is UTC, as everywhere in the package.
     row = {**row, **{name: to_utc(row[name]) for name in REGISTRY_TIME_COLUMNS if row.get(name) is not None}}
-    if resolved.path is not None and delta_commits.upsert_registry(resolved.path, row):
+    # delta-rs from the driver: not on Spark Connect (the client's filesystem is not the server's).
+    driver_path = None if spark_remote.remote_client() else resolved.path
+    if driver_path is not None and delta_commits.upsert_registry(driver_path, row):
         log.info(
             "%s: registered %s %s (run %s, delta-rs)",
             resolved,
@@ -123,7 +125,7 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
 
     def attempt(_: int) -> None:
         _ensure_registry(spark, resolved)
-        found = delta_commits.read_registry_key(resolved.path, row)
+        found = delta_commits.read_registry_key(driver_path, row)
         certain_absent = found == []  # delta-rs saw no row of the key: nothing to replace
         if found is None:
             found = _read_key(spark, resolved, predicate)

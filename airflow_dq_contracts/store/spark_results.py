@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, RESULT_COLUMNS, TIME_RESULT_COLUMNS, CheckResult
-from airflow_dq_contracts.store import delta_commits
+from airflow_dq_contracts.store import delta_commits, spark_remote
 from airflow_dq_contracts.store.delta_commits import RESULTS_PARTITION_COLUMNS
 from airflow_dq_contracts.store.spark_tables import (
     SPARK_TYPES,
@@ -153,7 +153,8 @@ def write_results(
     token = delta_commits.commit_token("results", run_id)
     _DRIVER_COMMITS.pop(resolved.text, None)
     version = None
-    if resolved.path is not None:
+    # delta-rs from the driver: not on Spark Connect (the client's filesystem is not the server's).
+    if resolved.path is not None and not spark_remote.remote_client():
         version = delta_commits.append_results(resolved.path, records, run_id, token=token)
     if version is not None:
         _DRIVER_COMMITS[resolved.text] = version

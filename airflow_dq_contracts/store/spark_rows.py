@@ -50,7 +50,7 @@ from airflow_dq_contracts.results import (
     VALID_FLAGS,
     VIOLATION_FIELDS,
 )
-from airflow_dq_contracts.store import delta_commits
+from airflow_dq_contracts.store import delta_commits, spark_remote
 from airflow_dq_contracts.store.spark_tables import (
     SinkError,
     SparkTarget,
@@ -266,7 +266,10 @@ def clear_run_rows(
         return False
 
     def attempt(_: int) -> None:
-        resolved.delta_table(spark).delete(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
+        if spark_remote.remote_client():  # Spark Connect: DELETE in SQL
+            spark_remote.delete_where(spark, resolved.sql_reference, QUARANTINE_RUN_ID, run_id)
+        else:
+            resolved.delta_table(spark).delete(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
 
     with_retries(attempt, resolved, max_attempts)
     log.info("%s: removed the rows of an earlier attempt of run %s", resolved, run_id)

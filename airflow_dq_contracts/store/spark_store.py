@@ -33,7 +33,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from airflow_dq_contracts.results import CheckResult
-from airflow_dq_contracts.store import registry, registry_sink, spark_results
+from airflow_dq_contracts.store import registry, registry_sink, spark_remote, spark_results
 from airflow_dq_contracts.store.base import ResultsStore
 from airflow_dq_contracts.store.delta import is_path
 from airflow_dq_contracts.store.results_store import DeltaResultsStore
@@ -45,6 +45,8 @@ __all__ = ["SparkResultsStore"]
 def _local(target: str) -> bool:
     """A path on this machine's filesystem (delta-rs reads it without the session's credentials)."""
     text = target.strip()
+    if spark_remote.remote_client():  # Spark Connect: a path is the server's, not this client's
+        return False
     return is_path(text) and ("://" not in text or text.startswith("file:"))
 
 

@@ -43,7 +43,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from airflow_dq_contracts.store import delta_commits
+from airflow_dq_contracts.store import delta_commits, spark_remote
 from airflow_dq_contracts.store.delta import StoreError, is_path
 
 __all__ = [
@@ -162,6 +162,11 @@ class SparkTarget:
             raise SinkError(f"{self}: a path, not a catalog table name", target=self.text)
         return self.name
 
+    @property
+    def sql_reference(self) -> str:
+        """How SQL names the table: ``delta.`<path>``` or the catalog name."""
+        return spark_remote.table_reference(self.path, self.name)
+
     def delta_table(self, spark: SparkSession) -> DeltaTable:
         """Spark's handle on the (existing) Delta table, for deletes and its history."""
         if self.path is not None:
@@ -180,6 +185,11 @@ class SparkTarget:
         A path that holds a ``_delta_log`` folder but no readable commit yet is a table another
         writer is creating right now: :class:`TableBeingCreated`, which the write waits out (by time).
         """
+        if spark_remote.remote_client():  # Spark Connect: asked in SQL (store/spark_remote.py)
+            detail = spark_remote.describe_detail(spark, self.sql_reference)
+            if detail is not None and str(detail.get("format") or "").lower() != "delta":
+                raise SinkError(f"{self}: the table exists but is not a Delta table", target=self.text)
+            return detail is not None
         if self.path is not None:
             if is_delta_path(spark, self.path):
                 return True
@@ -216,6 +226,9 @@ class SparkTarget:
         leaves the race to Delta's put-if-absent on ``00000000000000000000.json``: one writer wins,
         the others get a commit conflict, retried, and then find the table.
         """
+        if spark_remote.remote_client():  # Spark Connect: the same empty version 0, in SQL
+            spark.sql(spark_remote.create_table_sql(self.sql_reference, nullable_type(schema), partition_by, comment))
+            return
         builder = DeltaTable.createIfNotExists(spark)
         builder = builder.location(self.path) if self.path is not None else builder.tableName(self.table_name)
         builder = builder.addColumns(nullable_type(schema))
@@ -240,8 +253,11 @@ class SparkTarget:
         """True only when the table certainly holds no row of ``run_id`` (read by delta-rs on the driver).
 
         False — replace, which is always correct — for a catalog name and whenever delta-rs cannot
-        tell (see :func:`airflow_dq_contracts.store.delta_commits.run_absent`).
+        tell (see :func:`airflow_dq_contracts.store.delta_commits.run_absent`), and on Spark Connect
+        (the client's filesystem is not the server's).
         """
+        if spark_remote.remote_client():
+            return False
         return delta_commits.run_absent(self.path, run_column, run_id)
 
 
@@ -507,11 +523,15 @@ def append_rows(df: DataFrame, target: SparkTarget, *, token: str | None, merge_
 
 def rows_committed(spark: SparkSession, target: SparkTarget, token: str) -> int | None:
     """``numOutputRows`` of the commit tagged ``token`` (None if metrics are unavailable)."""
-    table = target.delta_table(spark)
+    remote = spark_remote.remote_client()
+    table = None if remote else target.delta_table(spark)
     # Our commit is normally the newest or nearly; only under heavy concurrency look further back.
     # (history() reads the commit files eagerly, hence the bounded first look.)
     for limit in (25, None):
-        history = table.history(limit) if limit is not None else table.history()
+        if table is None:  # Spark Connect: DESCRIBE HISTORY
+            history = spark_remote.history(spark, target.sql_reference, limit)
+        else:
+            history = table.history(limit) if limit is not None else table.history()
         rows = history.where(F.col("userMetadata") == F.lit(token)).select("operationMetrics").limit(1).collect()
         if rows:
             metrics = rows[0]["operationMetrics"] or {}

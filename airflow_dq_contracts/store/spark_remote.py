@@ -1,0 +1,148 @@
+"""The store's Delta operations in plain SQL, for a Spark Connect session (no JVM gateway in this process).
+
+A Spark Connect client reaches the server through gRPC only: there is no ``sparkContext`` and no
+``_jvm``, and Delta's Python ``DeltaTable`` API sends Delta's own Connect messages, which an open-source
+Spark Connect server understands only with Delta's server plugin — not published for Spark 4.1 with
+Delta 4.4. Every Delta statement the store needs exists in SQL, which any Connect server with Delta's
+SQL extensions executes (Databricks' included), so on a Connect session
+:class:`~airflow_dq_contracts.store.spark_tables.SparkTarget` routes these operations here:
+
+==========================  ===============================================================
+``DeltaTable`` API           SQL here
+==========================  ===============================================================
+``isDeltaTable(path)``       ``DESCRIBE DETAIL delta.`<path>``` → ``format = 'delta'``
+``forName(name)`` probe      ``DESCRIBE DETAIL <name>`` → ``format = 'delta'``
+``createIfNotExists()``      ``CREATE TABLE IF NOT EXISTS … USING DELTA [LOCATION …]``
+``history(n)``               ``DESCRIBE HISTORY … LIMIT n``
+``delete(condition)``        ``DELETE FROM … WHERE …``
+==========================  ===============================================================
+
+The driver-side shortcuts of the spark-submit job — delta-rs commits and reads from the driver
+(:mod:`~airflow_dq_contracts.store.delta_commits`) — are off on Connect (:func:`remote_client`): the
+client is not where Spark runs, and a path means what it means *on the server*.
+
+Example::
+
+    if remote_client():
+        created = create_table_sql("delta.`/wh/q`", schema, ["order_date"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+__all__ = [
+    "create_table_sql",
+    "delete_where",
+    "describe_detail",
+    "history",
+    "is_delta",
+    "remote_client",
+    "table_reference",
+]
+
+
+def remote_client() -> bool:
+    """True in a process whose Spark session is a Spark Connect client (PySpark's own switch).
+
+    PySpark sets ``SPARK_CONNECT_MODE_ENABLED`` in the environment of a process that opened a Connect
+    session; the Connect job runs in a process of its own, so the switch is exact there.
+
+    >>> isinstance(remote_client(), bool)
+    True
+    """
+    from pyspark.sql.utils import is_remote
+
+    return bool(is_remote())
+
+
+def table_reference(path: str | None, name: str | None) -> str:
+    """How SQL names a Delta table: ``delta.`<path>``` for a path, the catalog name as given otherwise.
+
+    >>> table_reference("/wh/t`x", None), table_reference(None, "dq.results")
+    ('delta.`/wh/t``x`', 'dq.results')
+    """
+    if path is not None:
+        return "delta.`" + path.replace("`", "``") + "`"
+    if not name:
+        raise ValueError("a table needs a path or a name")
+    return name
+
+
+def describe_detail(spark: SparkSession, reference: str) -> dict[str, Any] | None:
+    """``DESCRIBE DETAIL`` of a table as a dict (``format``, ``location``, …); None when there is no table."""
+    try:
+        rows = spark.sql(f"DESCRIBE DETAIL {reference}").collect()
+    except PySparkException as exc:
+        text = str(exc)
+        if any(
+            marker in text
+            for marker in (
+                "DELTA_MISSING_DELTA_TABLE",
+                "TABLE_OR_VIEW_NOT_FOUND",
+                "PATH_NOT_FOUND",
+                "not a Delta table",
+            )
+        ):
+            return None
+        raise
+    return rows[0].asDict() if rows else None
+
+
+def is_delta(spark: SparkSession, reference: str) -> bool:
+    """Whether ``reference`` names an existing Delta table (a Parquet table or a view is not one)."""
+    detail = describe_detail(spark, reference)
+    return detail is not None and str(detail.get("format") or "").lower() == "delta"
+
+
+def _ddl_type(data_type: T.DataType) -> str:
+    # Nested field names are quoted too: the quarantine table carries the input's columns as they are.
+    if isinstance(data_type, T.StructType):
+        fields = ", ".join(f"{_quote(f.name)}: {_ddl_type(f.dataType)}" for f in data_type.fields)
+        return f"STRUCT<{fields}>"
+    if isinstance(data_type, T.ArrayType):
+        return f"ARRAY<{_ddl_type(data_type.elementType)}>"
+    if isinstance(data_type, T.MapType):
+        return f"MAP<{_ddl_type(data_type.keyType)}, {_ddl_type(data_type.valueType)}>"
+    return data_type.simpleString()
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def create_table_sql(
+    reference: str, schema: T.StructType, partition_by: Sequence[str] = (), comment: str | None = None
+) -> str:
+    """The ``CREATE TABLE IF NOT EXISTS`` statement of an empty Delta table (columns nullable, as a first write).
+
+    >>> schema = T.StructType([T.StructField("a b", T.LongType()), T.StructField("d", T.DateType())])
+    >>> create_table_sql("delta.`/wh/t`", schema, ["d"])
+    'CREATE TABLE IF NOT EXISTS delta.`/wh/t` (`a b` bigint, `d` date) USING DELTA PARTITIONED BY (`d`)'
+    """
+    columns = ", ".join(f"{_quote(f.name)} {_ddl_type(f.dataType)}" for f in schema.fields)
+    statement = f"CREATE TABLE IF NOT EXISTS {reference} ({columns}) USING DELTA"
+    if partition_by:
+        statement += " PARTITIONED BY (" + ", ".join(_quote(c) for c in partition_by) + ")"
+    if comment:
+        statement += f" COMMENT {_literal(comment)}"
+    return statement
+
+
+def history(spark: SparkSession, reference: str, limit: int | None = None) -> DataFrame:
+    """The table's commit history (newest first), as ``DeltaTable.history`` returns it."""
+    return spark.sql(f"DESCRIBE HISTORY {reference}" + (f" LIMIT {int(limit)}" if limit is not None else ""))
+
+
+def delete_where(spark: SparkSession, reference: str, column: str, value: str) -> None:
+    """One Delta commit removing the rows whose ``column`` equals ``value``."""
+    spark.sql(f"DELETE FROM {reference} WHERE {_quote(column)} = {_literal(value)}").collect()
