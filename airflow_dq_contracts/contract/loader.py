@@ -24,6 +24,7 @@ from typing import Any
 
 from . import checks as registry
 from . import enforcement as enforcing
+from . import odcs
 from .check_parser import parse_checks
 from .errors import ContractValidationError, ValidationIssue
 from .model import (
@@ -131,12 +132,16 @@ def load_contract(
     ``policy`` overrides the contract's own severity → action policy.
     """
     if isinstance(source, dict):
-        return _build(source, SourceMap(filename or "<dict>"), [], policy)
+        return _document(source, SourceMap(filename or "<dict>"), [], policy, None)
     if isinstance(source, os.PathLike) or (
         isinstance(source, str) and "\n" not in source and not source.lstrip().startswith("{")
     ):
         path = FsPath(source)
-        name = filename or str(source)
+        odcs_object = None
+        if not path.exists() and "#" in str(source):  # FILE#OBJECT: one object of an ODCS document
+            location, odcs_object = str(source).rsplit("#", 1)
+            path = FsPath(location)
+        name = filename or str(path)
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -147,17 +152,30 @@ def load_contract(
             raise ContractValidationError([ValidationIssue(name, None, "", f"not UTF-8 text: {exc.reason}")]) from None
         except OSError as exc:
             raise ContractValidationError([ValidationIssue(name, None, "", f"cannot read: {exc.strerror}")]) from None
-        return parse_contract(text, filename=name, policy=policy)
+        return parse_contract(text, filename=name, policy=policy, odcs_object=odcs_object)
     return parse_contract(str(source), filename=filename or "<string>", policy=policy)
 
 
-def parse_contract(text: str, *, filename: str = "<string>", policy: dict[str, Any] | None = None) -> Contract:
-    """Parse YAML text (safe loader only) and validate it."""
+def parse_contract(
+    text: str, *, filename: str = "<string>", policy: dict[str, Any] | None = None, odcs_object: str | None = None
+) -> Contract:
+    """Parse YAML text (safe loader only) and validate it (an ODCS v3 document: object ``odcs_object``)."""
     try:
         data, smap, duplicates = load_yaml(text, filename)
     except YamlSyntaxError as exc:
         raise ContractValidationError([ValidationIssue(filename, exc.line, "", str(exc))]) from None
-    return _build(data, smap, duplicates, policy)
+    return _document(data, smap, duplicates, policy, odcs_object)
+
+
+def _document(data: Any, smap: SourceMap, duplicates: list, policy: dict | None, odcs_object: str | None) -> Contract:
+    """A contract document, or an ODCS v3 one compiled to it first (errors located in the ODCS file)."""
+    if not odcs.is_odcs(data):
+        return _build(data, smap, duplicates, policy)
+    compiled = odcs.load_odcs(data, smap, duplicates, odcs_object)
+    try:
+        return _build(compiled.document, compiled.source_map(smap.file), [], policy)
+    except ContractValidationError as err:
+        raise compiled.relocate(err) from None
 
 
 def validate_file(path: str | os.PathLike[str]) -> list[ValidationIssue]:

@@ -1,0 +1,97 @@
+"""What the ODCS compiler's parts share: the located issue collector, exact numbers, SQL text.
+
+Plain Python. Every refusal names the ODCS file, the line and the path *in the ODCS document*.
+
+Example::
+
+    >>> from airflow_dq_contracts.contract.yamlsrc import SourceMap
+    >>> found = Found(SourceMap("orders.odcs.yaml", {("schema",): 7}))
+    >>> found.refuse(("schema", 0), "no name")
+    >>> str(found.issues[0])
+    'orders.odcs.yaml:7: schema[0]: no name'
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from ..errors import ValidationIssue
+from ..yamlsrc import Path, SourceMap, format_path
+
+
+class Found:
+    """The refusals of one ODCS document (located) and the notes saying which reading was chosen."""
+
+    def __init__(self, smap: SourceMap):
+        self.smap = smap
+        self.issues: list[ValidationIssue] = []
+
+    def refuse(self, path: Path, message: str) -> None:
+        """Record that the element at ``path`` cannot be compiled exactly."""
+        self.issues.append(ValidationIssue(self.smap.file, self.smap.line(path), format_path(path), message))
+
+    def keys(self, data: dict, allowed: tuple[str, ...], path: Path, what: str) -> None:
+        """Refuse keys ``what`` does not know (a misspelt key must not silently disable a rule)."""
+        for key in data:
+            if key not in allowed:
+                self.refuse(path + (key,), f"unknown key {key!r} in {what}; known: {', '.join(allowed)}")
+
+    def text(self, data: dict, key: str, path: Path) -> str | None:
+        """A non-empty string value, or None (a non-string is refused)."""
+        value = data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.refuse(path + (key,), f"'{key}' must be a non-empty string, got {value!r}")
+            return None
+        return value.strip()
+
+
+def exact(value: Any) -> Decimal | None:
+    """A finite number as the decimal it is written as (``0.1`` → ``Decimal('0.1')``), else None.
+
+    >>> exact(0.1), exact(3), exact(True), exact("5")
+    (Decimal('0.1'), Decimal('3'), None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    except InvalidOperation:  # pragma: no cover - repr of a float is always a decimal
+        return None
+    return number if number.is_finite() else None
+
+
+def plain(number: Decimal) -> int | float:
+    """The YAML number for an exact decimal: an int when integral, else the float written the same way.
+
+    >>> plain(Decimal("1000")), plain(Decimal("0.05"))
+    (1000, 0.05)
+    """
+    if number == number.to_integral_value():
+        return int(number)
+    return float(str(number))
+
+
+def sql_literal(value: Any) -> str:
+    """A Spark SQL literal for a scalar: numbers as written, text single-quoted (backslash escapes).
+
+    >>> print(sql_literal("it's"), sql_literal(5), sql_literal(True))
+    'it\\'s' 5 true
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def quote_ident(name: str) -> str:
+    """A Spark SQL identifier (backquoted unless a plain name).
+
+    >>> quote_ident("order_id"), quote_ident("order id")
+    ('order_id', '`order id`')
+    """
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else "`" + name.replace("`", "``") + "`"
