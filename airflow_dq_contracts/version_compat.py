@@ -12,6 +12,10 @@ Airflow release means changing this file only. Supported: Airflow 3.x (``airflow
 * :func:`default_deferrable`: ``[operators] default_deferrable`` read when an operator is built.
 * ``reap_process_group`` (SIGTERM a process group, SIGKILL what outlives the timeout):
   ``airflow.utils.process_utils`` — same place and signature in 3.0.2 and 3.1.8.
+* ``mask_secret``: ``airflow.sdk.log`` (3.1: masks in the task process *and* tells the supervisor),
+  ``airflow.sdk.execution_time.secrets_masker`` before. ``BaseHook``: ``airflow.sdk`` where exported,
+  else ``airflow.hooks.base``. :func:`aget_connection`: ``BaseHook.aget_connection`` (3.1), else the
+  blocking lookup in a thread (``asgiref``'s ``sync_to_async``, as the providers' triggers do).
 
 Example::
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
+from typing import Any
 
 from packaging.version import Version
 
@@ -74,6 +79,16 @@ except ImportError:
 # Checked identical (place, signature, body) in apache-airflow-core 3.0.2 and 3.1.8.
 from airflow.utils.process_utils import reap_process_group  # noqa: E402
 
+try:  # 3.1: masks in the task process and tells the supervisor, which writes the log
+    from airflow.sdk.log import mask_secret  # type: ignore[attr-defined,unused-ignore]  # noqa: E402
+except ImportError:  # pragma: no cover - 3.0
+    from airflow.sdk.execution_time.secrets_masker import mask_secret  # type: ignore[no-redef,unused-ignore]  # noqa: E402
+
+try:
+    from airflow.sdk import BaseHook  # noqa: E402
+except ImportError:  # pragma: no cover - releases that do not export it there
+    from airflow.hooks.base import BaseHook  # type: ignore[no-redef,unused-ignore]  # noqa: E402
+
 try:
     from airflow.triggers.base import BaseTrigger, TriggerEvent  # noqa: E402
 except ImportError:  # pragma: no cover - future releases
@@ -93,6 +108,16 @@ def default_deferrable() -> bool:
     return conf.getboolean("operators", "default_deferrable", fallback=False)
 
 
+async def aget_connection(conn_id: str) -> Any:
+    """The connection ``conn_id``, looked up without blocking the event loop (a triggerer's)."""
+    lookup = getattr(BaseHook, "aget_connection", None)
+    if lookup is not None:
+        return await lookup(conn_id)
+    from asgiref.sync import sync_to_async
+
+    return await sync_to_async(BaseHook.get_connection)(conn_id)
+
+
 __all__ = [
     "AIRFLOW_V_3_0_PLUS",
     "AIRFLOW_V_3_2_PLUS",
@@ -102,6 +127,7 @@ __all__ = [
     "AirflowSensorTimeout",
     "AirflowSkipException",
     "BaseBranchOperator",
+    "BaseHook",
     "BaseNotifier",
     "BaseOperator",
     "BaseOperatorLink",
@@ -111,6 +137,8 @@ __all__ = [
     "PokeReturnValue",
     "TriggerEvent",
     "XCom",
+    "aget_connection",
     "default_deferrable",
+    "mask_secret",
     "reap_process_group",
 ]

@@ -5,11 +5,13 @@ No pyspark here or below: the sensors read Delta metadata with delta-rs.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from airflow_dq_contracts.hooks.storage import resolve_storage_options
 from airflow_dq_contracts.store.delta_log import (
     CompletenessQuery,
     CompletenessResult,
@@ -78,6 +80,13 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
     ``contract=``, the contract's ``dataset``. An explicit ``path``/``table`` wins over the
     contract's dataset.
 
+    Credentials for object storage: ``storage_conn_id`` names an Airflow connection (``aws``,
+    ``google_cloud_platform``, ``wasb``/``adls``; fields: :mod:`airflow_dq_contracts.runtime.connections`)
+    — the way to give them: looked up in the worker (or, deferred, in the triggerer), its secrets
+    masked, never in the DAG file nor the trigger table. ``storage_options`` (a raw delta-rs dict)
+    still works and overrides the connection's keys, but it sits in the DAG file and, deferred, in
+    the trigger table: put no secret in it. Without either, delta-rs reads the worker's environment.
+
     Modes: ``poke`` and ``reschedule`` as for every sensor; ``deferrable=True`` (default from
     ``[operators] default_deferrable``) checks once in the worker, then hands polling to a trigger.
 
@@ -101,6 +110,7 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
         check: str | None = None,
         reference_time: str | dt.datetime | None = None,
         storage_options: Mapping[str, str] | None = None,
+        storage_conn_id: str | None = None,
         fail_on_missing_table: bool = True,
         deferrable: bool | None = None,
         **kwargs: Any,
@@ -121,6 +131,7 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
         self.check = check
         self.reference_time = reference_time
         self.storage_options = dict(storage_options) if storage_options else None
+        self.storage_conn_id = storage_conn_id or None
         self.fail_on_missing_table = bool(fail_on_missing_table)
         self.deferrable = default_deferrable() if deferrable is None else bool(deferrable)
 
@@ -192,14 +203,20 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
         raise NotImplementedError
 
     def _evaluate(self, context: Context) -> FreshnessResult | CompletenessResult:
-        return self._query().evaluate()
+        query = self._query()
+        if self.storage_conn_id:  # looked up at each poke: a rotated secret is picked up
+            options = resolve_storage_options(self.storage_conn_id, query.storage_options, location=query.path)
+            query = dataclasses.replace(query, storage_options=options)
+        return query.evaluate()
 
     def _trigger(self, context: Context, end_time: str | None) -> MetadataPollTrigger:
+        # The query carries the raw storage_options only; the connection travels by name.
         return self.trigger_class.for_query(
             self._query(),
             poke_interval=self.poke_interval,
             fail_on_missing_table=self.fail_on_missing_table,
             end_time=end_time,
+            storage_conn_id=self.storage_conn_id,
         )
 
     def poke(self, context: Context) -> PokeReturnValue:

@@ -43,6 +43,7 @@ class CompletenessSensor(DeltaMetadataSensorBase):
             task_id="orders_complete", path="/lake/orders", partition_column="order_date",
             granularity="daily", lookback_days=7, reference_time="{{ data_interval_end }}",
             mode="reschedule", poke_interval=600)
+        # on object storage: path="s3://lake/orders", storage_conn_id="lake" (an `aws` connection)
     """
 
     check_type = "completeness"
@@ -73,6 +74,7 @@ class CompletenessSensor(DeltaMetadataSensorBase):
         check: str | None = None,
         warehouse: str | None = None,
         storage_options: Mapping[str, str] | None = None,
+        storage_conn_id: str | None = None,
         fail_on_missing_table: bool = True,
         **kwargs: Any,
     ) -> None:
@@ -84,6 +86,7 @@ class CompletenessSensor(DeltaMetadataSensorBase):
             check=check,
             reference_time=reference_time,
             storage_options=storage_options,
+            storage_conn_id=storage_conn_id,
             fail_on_missing_table=fail_on_missing_table,
             deferrable=deferrable,
             **kwargs,

@@ -44,6 +44,8 @@ class FreshnessSensor(DeltaMetadataSensorBase):
             timestamp_column="created_at", max_age_hours=6,
             reference_time="{{ data_interval_end }}", deferrable=True, poke_interval=300)
         # or: FreshnessSensor(task_id=…, contract="contracts/orders.yaml", check="Data is fresh")
+        # on object storage, credentials from an Airflow connection (see DeltaMetadataSensorBase):
+        # FreshnessSensor(task_id=…, path="s3://lake/orders", storage_conn_id="lake", …)
     """
 
     check_type = "freshness"
@@ -73,6 +75,7 @@ class FreshnessSensor(DeltaMetadataSensorBase):
         measure: str = "column",
         warehouse: str | None = None,
         storage_options: Mapping[str, str] | None = None,
+        storage_conn_id: str | None = None,
         exact: bool = True,
         fail_on_missing_table: bool = True,
         **kwargs: Any,
@@ -85,6 +88,7 @@ class FreshnessSensor(DeltaMetadataSensorBase):
             check=check,
             reference_time=reference_time,
             storage_options=storage_options,
+            storage_conn_id=storage_conn_id,
             fail_on_missing_table=fail_on_missing_table,
             deferrable=deferrable,
             **kwargs,

@@ -13,6 +13,12 @@ poll; an explicit one is an ISO-8601 string. The deadline is an absolute time (`
 ISO-8601, computed once when the sensor first defers), so a triggerer restart neither resets nor
 loses it; the sensor also passes its ``timeout`` to ``defer()`` as a backstop.
 
+Credentials: a trigger carries only the *name* of its storage connection (``storage_conn_id``); the
+triggerer looks the connection up itself when the trigger starts (without blocking its event loop:
+:func:`aget_storage_credentials`) and masks its secrets, so no
+secret is ever written to the trigger table. A raw ``storage_options`` dict is serialised as given
+(kept for compatibility: put no secret in it).
+
 Event payloads: ``{"status": "success", "result": {...}}`` (``result`` as the sensor's XCom value),
 ``{"status": "timeout", "message": "...", "result": {...last measurement...}}``, or
 ``{"status": "error", "error": "<ErrorClass>", "message": "..."}``.
@@ -27,10 +33,16 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
+from airflow_dq_contracts.runtime.connections import (
+    StorageConnectionError,
+    StorageCredentials,
+    credentials_from_connection,
+)
 from airflow_dq_contracts.store.delta_log import (
     CompletenessQuery,
     CompletenessResult,
@@ -40,9 +52,24 @@ from airflow_dq_contracts.store.delta_log import (
     TableNotFoundError,
 )
 from airflow_dq_contracts.timeutil import to_utc, utcnow
-from airflow_dq_contracts.version_compat import BaseTrigger, TriggerEvent
+from airflow_dq_contracts.version_compat import BaseTrigger, TriggerEvent, aget_connection, mask_secret
 
 _MODULE = "airflow_dq_contracts.triggers.delta_metadata"
+
+
+async def aget_storage_credentials(conn_id: str) -> StorageCredentials:
+    """The storage connection ``conn_id``, looked up in the triggerer without blocking its loop, masked.
+
+    :raises StorageConnectionError: not defined, not a storage type, or incomplete — naming it.
+    """
+    try:
+        conn = await aget_connection(conn_id)
+    except Exception as exc:  # noqa: BLE001 - not found or a backend error: one error naming the connection
+        raise StorageConnectionError(f"storage connection {conn_id!r} cannot be read: {exc}") from None
+    creds = credentials_from_connection(conn)
+    for secret in creds.secrets:
+        mask_secret(secret)
+    return creds
 
 
 def _error_event(exc: BaseException) -> TriggerEvent:
@@ -67,6 +94,7 @@ class MetadataPollTrigger(BaseTrigger):
         poke_interval: float = 60.0,
         fail_on_missing_table: bool = True,
         end_time: str | None = None,
+        storage_conn_id: str | None = None,
         **query: Any,
     ) -> None:
         super().__init__()
@@ -74,6 +102,9 @@ class MetadataPollTrigger(BaseTrigger):
         self.poke_interval = float(poke_interval)
         self.fail_on_missing_table = bool(fail_on_missing_table)
         self.end_time = end_time
+        self.storage_conn_id = storage_conn_id or None
+        # The query with the connection's credentials, resolved in the triggerer (never serialised).
+        self._resolved: FreshnessQuery | CompletenessQuery | None = None
 
     @classmethod
     def for_query(
@@ -83,12 +114,17 @@ class MetadataPollTrigger(BaseTrigger):
         poke_interval: float,
         fail_on_missing_table: bool,
         end_time: str | None,
+        storage_conn_id: str | None = None,
     ) -> MetadataPollTrigger:
-        """The trigger polling ``query`` (what a deferring sensor hands the triggerer)."""
+        """The trigger polling ``query`` (what a deferring sensor hands the triggerer).
+
+        ``query`` must carry no connection credentials: only ``storage_conn_id`` travels.
+        """
         return cls(
             poke_interval=poke_interval,
             fail_on_missing_table=fail_on_missing_table,
             end_time=end_time,
+            storage_conn_id=storage_conn_id,
             **query.to_kwargs(),
         )
 
@@ -101,6 +137,7 @@ class MetadataPollTrigger(BaseTrigger):
                 "poke_interval": self.poke_interval,
                 "fail_on_missing_table": self.fail_on_missing_table,
                 "end_time": self.end_time,
+                "storage_conn_id": self.storage_conn_id,
             },
         )
 
@@ -109,14 +146,31 @@ class MetadataPollTrigger(BaseTrigger):
             return None
         return to_utc(self.end_time)
 
+    async def _resolve(self) -> None:
+        """The query with the storage connection's options on top of the raw ones (looked up in the triggerer)."""
+        if self._resolved is not None:
+            return
+        if not self.storage_conn_id:
+            self._resolved = self.query
+            return
+        creds = await aget_storage_credentials(self.storage_conn_id)
+        creds.check_location(self.query.path)
+        options = creds.storage_options(self.query.storage_options)
+        self._resolved = dataclasses.replace(self.query, storage_options=options)
+
     def _evaluate(self) -> FreshnessResult | CompletenessResult:
-        return self.query.evaluate()
+        return (self._resolved or self.query).evaluate()
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Poll every ``poke_interval`` seconds until the condition holds, an error is permanent, or the deadline."""
         deadline = self._deadline()
         poll = 0
         last: dict[str, Any] | None = None
+        try:
+            await self._resolve()
+        except StorageConnectionError as exc:
+            yield _error_event(exc)
+            return
         while True:
             poll += 1
             try:
