@@ -48,7 +48,7 @@ def get_provider_info() -> dict[str, Any]:
             },
             {"integration-name": "Delta Lake", "external-doc-url": "https://docs.delta.io/", "tags": ["software"]},
         ],
-        "operators": _modules("operators.contract_branch", "operators.contract_check"),
+        "operators": _modules("operators.contract_branch", "operators.contract_check", "operators.verdict"),
         "sensors": _modules("sensors.completeness", "sensors.freshness"),
         "hooks": _modules("hooks.contract_submit"),
         "triggers": _modules("triggers.delta_metadata"),

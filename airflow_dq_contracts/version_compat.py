@@ -10,6 +10,9 @@ Airflow release means changing this file only. Supported: Airflow 3.x (``airflow
 * ``BaseNotifier``, ``BaseOperatorLink``: ``airflow.sdk``; ``XCom``: ``airflow.sdk`` where exported, else
   ``airflow.sdk.execution_time.xcom`` (3.0, 3.1).
 * :func:`default_deferrable`: ``[operators] default_deferrable`` read when an operator is built.
+* ``Asset``, ``AssetAlias``: ``airflow.sdk`` (3.0, 3.1). A task reads ``context["outlet_events"]`` (annotate its
+  asset events) and ``context["triggering_asset_events"]`` / ``context["inlet_events"]`` (a consumer's view)
+  under the same names in 3.0 and 3.1.
 * ``reap_process_group`` (SIGTERM a process group, SIGKILL what outlives the timeout):
   ``airflow.utils.process_utils`` — same place and signature in 3.0.2 and 3.1.8.
 * ``mask_secret``: ``airflow.sdk.log`` (3.1: masks in the task process *and* tells the supervisor),
@@ -69,7 +72,7 @@ except ImportError:
         AirflowSkipException,
     )
 
-from airflow.sdk import BaseNotifier, BaseOperatorLink  # noqa: E402
+from airflow.sdk import Asset, AssetAlias, BaseNotifier, BaseOperatorLink  # noqa: E402
 
 try:  # the XCom class tasks and operator links read through (not exported by airflow.sdk in 3.0/3.1)
     from airflow.sdk import XCom  # type: ignore[attr-defined]  # noqa: E402
@@ -123,6 +126,8 @@ __all__ = [
     "AIRFLOW_V_3_2_PLUS",
     "AIRFLOW_VERSION",
     "AirflowException",
+    "Asset",
+    "AssetAlias",
     "AirflowFailException",
     "AirflowSensorTimeout",
     "AirflowSkipException",

@@ -69,6 +69,7 @@ from typing import Any
 from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
 from airflow_dq_contracts.hooks.contract_submit import ContractJobError, ContractSubmitHook
 from airflow_dq_contracts.jobs.bundle import cache_dir
+from airflow_dq_contracts.operators.assets import ContractAssetsMixin, search_folders
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
 from airflow_dq_contracts.results import DECISION_GATE, CheckResult, ContractResult, make_run_id
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, normalise_reference_time
@@ -218,7 +219,7 @@ def _row_count(contract: Contract, records: list[CheckResult], reported: dict[st
 # --------------------------------------------------------------------------------------- operator
 
 
-class ContractCheckOperator(BaseOperator):
+class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
     """Evaluate a data contract on a dataset with Spark; push the summary to XCom (see module docs).
 
     :param contract: path of a YAML/JSON contract (templated: its text is rendered), YAML text, or a dict.
@@ -250,6 +251,9 @@ class ContractCheckOperator(BaseOperator):
     :param references: ``{name: "PATH[:FORMAT]"}`` overrides of the contract's ``references:``
         (templated; carried to the job in the run's spec). The references' ``filter`` is part of
         the contract text, which is rendered as a template like every other field.
+    :param emit_asset: also update the dataset's asset (the valid table's when ``valid_table`` is given),
+        derived from its location (:mod:`~airflow_dq_contracts.operators.assets`). Every asset event of the
+        task — these and ``outlets=[Asset(...)]`` — carries the run's verdict in its ``extra``.
 
     Example::
 
@@ -309,6 +313,7 @@ class ContractCheckOperator(BaseOperator):
         report_base_url: str | None = None,
         report_days: int = 30,
         write_report: bool = True,
+        emit_asset: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -345,6 +350,7 @@ class ContractCheckOperator(BaseOperator):
         )
         self._hook: ContractSubmitHook | None = None
         self._lineage: dict[str, Any] | None = None  # what the last execute() checked and wrote
+        self.add_contract_asset(emit_asset, search_folders(self))
 
     # ------------------------------------------------------------------ contract
 
@@ -574,6 +580,7 @@ class ContractCheckOperator(BaseOperator):
             quarantine.get("rows", 0),
             results_table,
         )
+        self.emit_verdict(context, summary, spec.reference_time, reported)  # no event when the gate fails the task
         if summary["decision"] == DECISION_GATE and self.fail_on_gate:
             # Push first: a branch with trigger_rule="all_done", a callback or a human can still read it.
             context["ti"].xcom_push(key="return_value", value=summary)

@@ -1,0 +1,375 @@
+"""Asset events that carry a contract run's verdict: what a check task tells Airflow's data-aware scheduling.
+
+Airflow 3 records an asset event for every asset in a task's ``outlets`` when the task *succeeds* (a
+failed or skipped task records none), and lets the task annotate each event before it ends through
+``context["outlet_events"][asset].extra`` — the same accessor ``yield Metadata(asset, extra)`` writes to.
+:class:`~airflow_dq_contracts.operators.ContractCheckOperator` fills that ``extra`` for **every** asset
+outlet it has (declared with ``outlets=[Asset(...)]``, or derived from the dataset with
+``emit_asset=True``), so no event of a check task leaves without the verdict:
+
+* ``extra["airflow_dq_contracts.verdict"]`` — ours, versioned (:data:`SCHEMA_VERSION`; see
+  ``docs/contracts.md`` "Asset event extra"): decision, counts, score, failed check ids (capped at
+  :data:`MAX_CHECK_IDS`, with the total), contract, run ids, reference time, results table and the
+  Delta version of the run's commit, quarantine/valid tables and rows, report link;
+* ``extra["airflow.dataquality.result"]`` — the same run in the shape of Airflow's data-quality provider
+  (``score``, ``passed``/``warned``/``failed``/``errored``, ``failed_rules``/``warned_rules``), so tools
+  reading that convention (e.g. its ``require_quality(asset, min_score=…)``) understand our events.
+
+The quality score is the share of checks that passed, weighted by severity (P0 counts 8, P1 4, P2 2,
+P3 1), in [0, 1], rounded to 4 decimals — see :func:`quality_score`.
+
+Which asset ``emit_asset=True`` derives: the **valid table**'s when ``valid_table`` is given (what
+consumers should read: the rows that passed, for every decision — with a quarantine decision the bad
+rows are not in it), else the **checked dataset**'s (``input_path``, ``table``, else the contract's
+``dataset``). URIs follow OpenLineage's naming, as our lineage facets do: ``s3://bucket/key``
+(``s3a``/``s3n`` → ``s3``), ``gs://…``, ``file:///absolute/path`` for local paths, and a catalog table is
+its location in the warehouse layout (``file:///wh/silver.db/orders``). The asset must be known when the
+DAG is parsed (Airflow only records events for assets it registered then), so the location must not be
+templated; otherwise give ``outlets=[Asset(...)]`` yourself. Build the same asset in a consumer DAG with
+:func:`contract_asset`.
+
+Example::
+
+    orders_valid = contract_asset("/data/valid/orders")      # Asset('file:///data/valid/orders')
+    ContractCheckOperator(task_id="check_orders", contract="contracts/orders.yaml",
+                          input_path="/data/silver/orders", valid_table="/data/valid/orders",
+                          emit_asset=True, fail_on_gate=False)
+    # a consumer DAG: schedule=[orders_valid], first task require_contract(orders_valid, accept="quarantine")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from airflow_dq_contracts.interop.lineage import dataset_id
+from airflow_dq_contracts.results import (
+    DECISION_GATE,
+    DECISION_PASS,
+    DECISION_QUARANTINE,
+    SEVERITIES,
+    STATUS_ERROR,
+    STATUS_FAILED,
+    STATUS_PASSED,
+)
+from airflow_dq_contracts.store.delta import StoreError, is_path, resolve_location
+from airflow_dq_contracts.version_compat import Asset, AssetAlias, BaseOperator, Context
+
+#: Our key in an asset event's ``extra``.
+VERDICT_KEY = "airflow_dq_contracts.verdict"
+#: The key of Airflow's data-quality provider convention.
+AIRFLOW_DQ_RESULT_KEY = "airflow.dataquality.result"
+#: Version of the verdict's layout; a consumer refuses a version it does not know.
+SCHEMA_VERSION = 1
+#: At most this many check ids are listed (the total is always given).
+MAX_CHECK_IDS = 50
+#: Severity weights of the quality score: each level counts twice the next one.
+SEVERITY_WEIGHTS = {"P0": 8, "P1": 4, "P2": 2, "P3": 1}
+#: Decisions from best to worst.
+DECISION_ORDER = (DECISION_PASS, DECISION_QUARANTINE, DECISION_GATE)
+
+
+# --------------------------------------------------------------------------------------- the verdict
+
+
+def quality_score(checks: Iterable[Mapping[str, Any]]) -> float | None:
+    """Share of checks that passed, weighted by severity (P0 8, P1 4, P2 2, P3 1); None without checks.
+
+    A failed or errored check counts as not passed; an unknown severity weighs 1.
+
+    >>> quality_score([{"severity": "P0", "status": "passed"}, {"severity": "P3", "status": "failed"}])
+    0.8889
+    >>> quality_score([]) is None
+    True
+    """
+    total = passed = 0
+    for check in checks:
+        weight = SEVERITY_WEIGHTS.get(str(check.get("severity")), 1)
+        total += weight
+        passed += weight if check.get("status") == STATUS_PASSED else 0
+    return None if total == 0 else round(passed / total, 4)
+
+
+def _not_passed(checks: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    # Worst first: severity, then the id (stable across runs), so the capped list keeps what matters.
+    order = {severity: index for index, severity in enumerate(SEVERITIES)}
+    failing = [c for c in checks if c.get("status") != STATUS_PASSED]
+    return sorted(failing, key=lambda c: (order.get(str(c.get("severity")), len(order)), str(c.get("check_id"))))
+
+
+def build_verdict(
+    summary: Mapping[str, Any],
+    *,
+    reference_time: str | None = None,
+    results_version: int | None = None,
+    airflow: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The verdict ``extra`` (schema :data:`SCHEMA_VERSION`) of one run, from its XCom summary.
+
+    ``reference_time`` defaults to the one the result rows carry; ``results_version`` is the Delta
+    version of the run's commit to the results table; ``airflow`` names the task instance that
+    produced it (``dag_id``, ``run_id``, ``task_id``, ``map_index``). Compact: checks are counted, and
+    only the ids of checks that did not pass are listed (at most :data:`MAX_CHECK_IDS`).
+
+    >>> summary = {"run_id": "dq-1", "contract": {"name": "orders", "version": "1"}, "decision": "pass",
+    ...            "status": "passed", "counts": {"passed": 1, "failed": 0, "error": 0}, "checks": [
+    ...            {"check_id": "_table_/rows", "severity": "P0", "status": "passed", "action": "gate"}]}
+    >>> v = build_verdict(summary, results_version=3)
+    >>> v["decision"], v["score"], v["failed_checks"], v["results"]["version"]
+    ('pass', 1.0, [], 3)
+    """
+    checks = list(summary.get("checks") or [])
+    failing = _not_passed(checks)
+    counts = dict(summary.get("counts") or {})
+    if reference_time is None:
+        reference_time = next((c["reference_time"] for c in checks if c.get("reference_time")), None)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "decision": summary.get("decision"),
+        "status": summary.get("status"),
+        "score": quality_score(checks),
+        "counts": {
+            "passed": int(counts.get(STATUS_PASSED, 0)),
+            "failed": int(counts.get(STATUS_FAILED, 0)),
+            "error": int(counts.get(STATUS_ERROR, 0)),
+            "total": len(checks),
+        },
+        "failed_by_severity": dict(summary.get("failed_by_severity") or {}),
+        "failed_checks": [str(c.get("check_id")) for c in failing[:MAX_CHECK_IDS]],
+        "failed_checks_total": len(failing),
+        "contract": dict(summary.get("contract") or {}),
+        "run_id": summary.get("run_id"),
+        "airflow": dict(airflow or {}),
+        "dataset": summary.get("dataset"),
+        "filter": summary.get("filter"),
+        "row_count": summary.get("row_count"),
+        "reference_time": reference_time,
+        "results": {"table": summary.get("results_table"), "version": results_version},
+        "quarantine": summary.get("quarantine"),
+        "valid": summary.get("valid"),
+        "report": summary.get("report"),
+    }
+
+
+def airflow_dq_result(verdict: Mapping[str, Any], checks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The run in the shape of Airflow's data-quality provider (``extra["airflow.dataquality.result"]``).
+
+    ``failed``/``failed_rules``: checks that failed with a gate or quarantine action; ``warned``/
+    ``warned_rules``: failed ``flag`` checks (recorded, never blocking); ``errored``: checks that could not be
+    computed. ``score`` is ours (:func:`quality_score`). Rule lists are capped like the verdict's.
+    """
+    failed = [c for c in _not_passed(checks) if c.get("status") == STATUS_FAILED and c.get("action") != "flag"]
+    warned = [c for c in _not_passed(checks) if c.get("status") == STATUS_FAILED and c.get("action") == "flag"]
+    return {
+        "run_uid": verdict.get("run_id"),
+        "ruleset": (verdict.get("contract") or {}).get("name"),
+        "table": verdict.get("dataset"),
+        "score": verdict.get("score"),
+        "passed": sum(1 for c in checks if c.get("status") == STATUS_PASSED),
+        "warned": len(warned),
+        "failed": len(failed),
+        "errored": sum(1 for c in checks if c.get("status") == STATUS_ERROR),
+        "failed_rules": [str(c.get("check_id")) for c in failed[:MAX_CHECK_IDS]],
+        "warned_rules": [str(c.get("check_id")) for c in warned[:MAX_CHECK_IDS]],
+    }
+
+
+def verdict_extra(
+    summary: Mapping[str, Any],
+    *,
+    reference_time: str | None = None,
+    results_version: int | None = None,
+    airflow: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Both keys of an event's ``extra``: ours (:func:`build_verdict`) and Airflow's convention.
+
+    The value is plain JSON (checked here: an ``extra`` Airflow cannot store would fail the task late).
+    """
+    verdict = build_verdict(summary, reference_time=reference_time, results_version=results_version, airflow=airflow)
+    extra = {VERDICT_KEY: verdict, AIRFLOW_DQ_RESULT_KEY: airflow_dq_result(verdict, list(summary.get("checks") or []))}
+    json.dumps(extra, allow_nan=False)
+    return extra
+
+
+# --------------------------------------------------------------------------------------- assets
+
+
+def asset_uri(location: str, warehouse: str | None = None) -> str:
+    """The asset URI of a dataset location, named as OpenLineage names it (see the module docs).
+
+    >>> asset_uri("s3a://lake/silver/orders/"), asset_uri("/data/orders")
+    ('s3://lake/silver/orders', 'file:///data/orders')
+    >>> asset_uri("silver.orders", "/wh")
+    'file:///wh/silver.db/orders'
+    """
+    target = location if is_path(location) else resolve_location(location, warehouse)
+    namespace, name = dataset_id(target)
+    if namespace == "file":
+        return Path(name).as_uri()
+    return f"{namespace}/{name}" if name else namespace
+
+
+def contract_asset(location: str | None = None, *, table: str | None = None, warehouse: str | None = None) -> Asset:
+    """The :class:`Asset` a check task with ``emit_asset=True`` updates for ``location`` (or catalog ``table``).
+
+    Use it in the consumer DAG so both sides name the same asset. A table name is placed in the
+    warehouse (default ``$DQ_CONTRACTS_WAREHOUSE``, as the operator reads tables back).
+
+    >>> contract_asset("/data/valid/orders").uri
+    'file:///data/valid/orders'
+    """
+    target = table or location
+    if not target:
+        raise ValueError("contract_asset: give a location or table=")
+    try:
+        uri = asset_uri(target, warehouse)
+    except StoreError as exc:
+        raise ValueError(f"contract_asset: {exc}") from None
+    return Asset(name=uri, uri=uri)
+
+
+def _contract_dataset(contract: Any, folders: Sequence[Path]) -> str | None:
+    """The ``dataset`` location a contract declares (path or table), read without validating it."""
+    if isinstance(contract, str) and "\n" not in contract and not contract.lstrip().startswith("{"):
+        candidate = Path(contract).expanduser()
+        found = next(
+            (p for p in ([candidate] if candidate.is_absolute() else [f / candidate for f in folders]) if p.is_file()),
+            None,
+        )
+        if found is None:
+            raise ValueError(f"contract file {contract} not found (looked in {', '.join(map(str, folders))})")
+        contract = found.read_text(encoding="utf-8")
+    if isinstance(contract, str):
+        try:
+            contract = yaml.safe_load(contract)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"cannot read the contract's dataset: {exc}") from None
+    dataset = contract.get("dataset") if isinstance(contract, Mapping) else None
+    if not isinstance(dataset, Mapping):
+        return None
+    location = dataset.get("path") or dataset.get("table")
+    return str(location) if location else None
+
+
+def derived_asset(settings: Mapping[str, Any], folders: Sequence[Path] = ()) -> Asset:
+    """The asset ``emit_asset=True`` derives from an operator's arguments (``valid_table``, ``table``,
+    ``input_path``, ``contract``, ``warehouse``); ValueError, saying what to give instead, when it cannot.
+    """
+    location = settings.get("valid_table") or settings.get("table") or settings.get("input_path")
+    origin = "valid_table" if settings.get("valid_table") else "table" if settings.get("table") else "input_path"
+    if not location:
+        contract = settings.get("contract")
+        if contract is None or not isinstance(contract, (str, dict)):
+            location = None
+        else:
+            location = _contract_dataset(contract, folders)
+        origin = "the contract's dataset"
+    if not isinstance(location, str) or not location.strip():
+        raise ValueError(
+            "emit_asset=True needs the dataset's location when the DAG is parsed: give valid_table=, table= or "
+            "input_path= (not mapped), a contract with a dataset, or outlets=[Asset(...)] instead"
+        )
+    if "{{" in location or "{%" in location:
+        raise ValueError(
+            f"emit_asset=True cannot derive an asset from a templated {origin} ({location!r}): Airflow registers "
+            "assets when the DAG is parsed; give outlets=[Asset(...)] instead"
+        )
+    warehouse = settings.get("warehouse")
+    return contract_asset(location, warehouse=warehouse if isinstance(warehouse, str) else None)
+
+
+def with_derived_outlet(outlets: Any, asset: Asset) -> list[Any]:
+    """``outlets`` (None, one, or a list) with ``asset`` added once."""
+    current = [] if outlets is None else list(outlets) if isinstance(outlets, (list, tuple, set)) else [outlets]
+    return current if asset in current else [*current, asset]
+
+
+class ContractAssetsMixin:
+    """What :class:`~airflow_dq_contracts.operators.ContractCheckOperator` does with assets (see module docs).
+
+    ``emit_asset=True`` adds the derived asset to ``outlets`` when the operator is built — and, for a
+    mapped task, in ``partial()`` (a mapped task's outlets are read when the DAG is parsed, before any
+    map index exists). After the run, :meth:`emit_verdict` annotates every asset outlet's event.
+    """
+
+    emit_asset: bool = False
+    outlets: list[Any]
+
+    @classmethod
+    def partial(cls, **kwargs: Any) -> Any:
+        """``BaseOperator.partial``, with the derived asset among the outlets when ``emit_asset=True``."""
+        if kwargs.get("emit_asset"):
+            kwargs["outlets"] = with_derived_outlet(kwargs.get("outlets"), derived_asset(kwargs))
+        return super().partial(**kwargs)  # type: ignore[misc]
+
+    def add_contract_asset(self, emit_asset: bool, folders: Sequence[Path]) -> None:
+        """Remember ``emit_asset``; when set, add the derived asset to ``outlets`` (ValueError if none can be)."""
+        self.emit_asset = bool(emit_asset)
+        if self.emit_asset:
+            self.outlets = with_derived_outlet(self.outlets, derived_asset(vars(self), folders))
+
+    def emit_verdict(
+        self, context: Context, summary: Mapping[str, Any], reference_time: str | None, reported: Any
+    ) -> None:
+        """Put the verdict in the ``extra`` of every asset event this task will record (nothing without outlets)."""
+        targets = [o for o in (self.outlets or []) if not isinstance(o, AssetAlias)]
+        if not targets:
+            return
+        ti = context["ti"]
+        version = (reported or {}).get("results_version") if isinstance(reported, Mapping) else None
+        extra = verdict_extra(
+            summary,
+            reference_time=reference_time,
+            results_version=version if isinstance(version, int) else None,
+            airflow={
+                "dag_id": ti.dag_id,
+                "run_id": ti.run_id,
+                "task_id": ti.task_id,
+                "map_index": getattr(ti, "map_index", -1),
+            },
+        )
+        events = context["outlet_events"]
+        for outlet in targets:
+            events[outlet].extra.update(extra)
+        log = getattr(self, "log", None)
+        if log is not None:
+            log.info(
+                "Asset events carry the verdict %s (score %s) for %s",
+                str(summary.get("decision")).upper(),
+                extra[VERDICT_KEY]["score"],
+                ", ".join(getattr(o, "uri", None) or getattr(o, "name", None) or str(o) for o in targets),
+            )
+
+
+def search_folders(operator: BaseOperator) -> list[Path]:
+    """Where a relative contract path is looked up at parse time: the DAG's folder, its template path, cwd."""
+    folders: list[Path] = []
+    dag = operator.dag if operator.has_dag() else None
+    if dag is not None:
+        folders.append(Path(dag.folder))
+        folders.extend(Path(extra) for extra in (dag.template_searchpath or ()))
+    folders.append(Path(os.getcwd()))
+    return folders
+
+
+__all__ = [
+    "AIRFLOW_DQ_RESULT_KEY",
+    "DECISION_ORDER",
+    "MAX_CHECK_IDS",
+    "SCHEMA_VERSION",
+    "SEVERITY_WEIGHTS",
+    "VERDICT_KEY",
+    "ContractAssetsMixin",
+    "airflow_dq_result",
+    "asset_uri",
+    "build_verdict",
+    "contract_asset",
+    "derived_asset",
+    "quality_score",
+    "verdict_extra",
+]
