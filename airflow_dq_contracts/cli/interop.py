@@ -1,21 +1,26 @@
-"""``dq-contracts import datahub|dataplex`` and ``dq-contracts export datahub`` (registered in :mod:`..cli`).
+"""``dq-contracts import datahub|dataplex|odcs`` and ``dq-contracts export datahub|odcs`` (registered in :mod:`..cli`).
 
-Exit codes follow the main CLI: 0 done, 1 refused (every refusal printed, located), 2 usage.
+Exit codes follow the main CLI: 0 done, 1 refused (every refusal printed, located), 2 usage; with
+``--partial``, 3 when the contract was written without the refused rules (each printed, located).
 
 Example::
 
     dq-contracts import datahub assertions.yaml -o contracts/purchase_events.yaml
     dq-contracts import dataplex rules.json --table shop.orders -o contracts/orders.yaml
     dq-contracts export datahub contracts/purchase_events.yaml -o assertions.yaml
+    dq-contracts import odcs shop.odcs.yaml -o contracts/          # one contract per object
+    dq-contracts export odcs contracts/orders.yaml -o orders.odcs.yaml
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
-EXIT_OK, EXIT_INVALID = 0, 1
+EXIT_OK, EXIT_INVALID, EXIT_PARTIAL = 0, 1, 3
+PARTIAL_HELP = "import every rule that maps exactly; list each refused one (exit status 3)"
 
 
 def _write(text: str, output: str | None) -> None:
@@ -33,9 +38,45 @@ def _report(issues: Any) -> int:
     return EXIT_INVALID
 
 
+def _write_many(contracts: dict[str, str], output: str | None) -> int:
+    """One contract per object/dataset: into directory ``output`` (``<name>.yaml``), or one to a file/stdout."""
+    if len(contracts) == 1 and not (output and os.path.isdir(output)):
+        _write(next(iter(contracts.values())), output)
+        return EXIT_OK
+    if not output or output == "-" or not os.path.isdir(output):
+        names = ", ".join(contracts)
+        print(
+            f"{len(contracts)} datasets ({names}): give -o DIR (an existing directory) for one contract each",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    for name, text in contracts.items():
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
+        _write(text, os.path.join(output, f"{safe}.yaml"))
+    return EXIT_OK
+
+
+def _cmd_import_odcs(args: argparse.Namespace) -> int:
+    from airflow_dq_contracts.contract import ContractValidationError
+    from airflow_dq_contracts.interop.odcs import import_odcs
+
+    try:
+        result = import_odcs(args.files[0], object_name=args.object, partial=args.partial)
+    except ContractValidationError as err:
+        return _report(err.issues)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    status = _write_many(result.contracts, args.output)
+    for issue in result.refused:
+        print(f"refused: {issue}", file=sys.stderr)
+    return EXIT_PARTIAL if status == EXIT_OK and result.refused else status
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     from airflow_dq_contracts.contract import ContractValidationError
 
+    if args.source == "odcs":
+        return _cmd_import_odcs(args)
     try:
         if args.source == "datahub":
             from airflow_dq_contracts.interop.datahub import import_datahub
@@ -57,6 +98,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     try:
         contract = load_contract(args.contract)
+        if args.target == "odcs":
+            from airflow_dq_contracts.interop.odcs import export_odcs
+
+            _write(export_odcs(contract), args.output)
+            return EXIT_OK
     except ContractValidationError as err:
         return _report(err.issues)
     text, refused = export_datahub_report(contract, platform=args.platform, env=args.env)
@@ -83,6 +129,12 @@ def register(sub: Any) -> None:
             target.add_argument("--path", help="the dataset the rules check (path)")
             p.add_argument("--format", choices=("delta", "parquet", "csv", "json", "orc"), help="format of --path")
         p.set_defaults(func=_cmd_import)
+    p = sources.add_parser("odcs", help="compile an ODCS v3 document (one contract per schema object)")
+    p.add_argument("files", nargs=1, metavar="FILE")
+    p.add_argument("-o", "--output", metavar="CONTRACT|DIR", help="a file (one object) or a directory (default stdout)")
+    p.add_argument("--object", help="import only this schema object")
+    p.add_argument("--partial", action="store_true", help=PARTIAL_HELP)
+    p.set_defaults(func=_cmd_import)
 
     p_export = sub.add_parser("export", help="turn a contract into DataHub assertions (exact mappings only)")
     targets = p_export.add_subparsers(dest="target", required=True)
@@ -96,4 +148,8 @@ def register(sub: Any) -> None:
         action="store_true",
         help="export what maps exactly, list the rest on stderr (default: refuse, exit 1)",
     )
+    p.set_defaults(func=_cmd_export)
+    p = targets.add_parser("odcs", help="export an ODCS v3.1.0 document (our extra checks as type: custom)")
+    p.add_argument("contract", metavar="CONTRACT")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default stdout)")
     p.set_defaults(func=_cmd_export)

@@ -4,7 +4,7 @@ A document with ``kind: DataContract`` and ``apiVersion: v3.0.x``/``v3.1.x`` is 
 :func:`airflow_dq_contracts.contract.load_contract` detects it and compiles it here into the plain
 contract document it means, then validates that as usual. Every problem is located *in the ODCS
 file* (line and ODCS path). Nothing is approximated: what has no exact equivalent is refused, and
-each reading ODCS leaves open is chosen, written into the check's description and the contract's
+each reading ODCS leaves open is chosen and said in the contract's
 ``metadata.odcs.notes`` (``docs/interop.md``, "ODCS").
 
 One ODCS document may describe several objects (tables); a contract checks one dataset, so each
@@ -293,7 +293,7 @@ def _object(found: Found, data: dict, raw: Any, path: Path, top: dict, count: in
     for index, prop in enumerate(props):
         if isinstance(prop, dict) and column_name(prop) is not None:
             column = next(c for c in columns if c["name"] == column_name(prop))
-            scope = Scope(column["name"], names, by_property)
+            scope = Scope(column["name"], names, by_property, notes)
             _quality(
                 found,
                 prop.get("quality"),
@@ -304,7 +304,7 @@ def _object(found: Found, data: dict, raw: Any, path: Path, top: dict, count: in
                 docs,
                 origins,
             )
-    scope = Scope(None, names, by_property)
+    scope = Scope(None, names, by_property, notes)
     _quality(found, raw.get("quality"), path + ("quality",), scope, None, table_checks, docs, origins)
     sla, sla_docs = _sla(found, data, raw, columns, path)
     if sla:

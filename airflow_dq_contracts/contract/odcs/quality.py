@@ -1,8 +1,8 @@
 """ODCS ``quality[]`` rules → contract checks, exactly or refused with a location.
 
 One rule becomes one check of the contract language (or, for ``type: text``, documentation). The
-readings ODCS leaves open are chosen here, written into the check's ``description`` and listed in
-``docs/interop.md`` ("ODCS"):
+readings ODCS leaves open are chosen here, said in the contract's ``metadata.odcs.notes`` (with the
+rule's ODCS path, and printed by ``import odcs``) and listed in ``docs/interop.md`` ("ODCS"):
 
 * ``mustBeBetween: [a, b]`` is inclusive (``a ≤ value ≤ b``, as SQL ``BETWEEN``); ``mustNotBeBetween``
   is its negation (passes when ``value < a`` or ``value > b``).
@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from .. import checks as registry
-from ..yamlsrc import Path, YamlSyntaxError, load_yaml
+from ..yamlsrc import Path, YamlSyntaxError, format_path, load_yaml
 from .common import Found, exact, plain, quote_ident, sql_literal
 
 ENGINE = "airflow-dq-contracts"
@@ -99,6 +99,7 @@ class Scope:
     column: str | None
     names: tuple[str, ...]
     columns: dict[str, str] = dataclasses.field(default_factory=dict)  # ODCS property name → column
+    notes: list[str] = dataclasses.field(default_factory=list)  # the readings chosen (said in metadata)
 
 
 @dataclasses.dataclass
@@ -225,9 +226,9 @@ def compile_rule(found: Found, rule: Any, path: Path, scope: Scope) -> tuple[dic
     if tags:
         check["tags"] = tags
     description = rule.get("description") if isinstance(rule.get("description"), str) else None
-    text = "; ".join(([description.strip()] if description and description.strip() else []) + notes)
-    if text:
-        check["description"] = text
+    if description and description.strip():
+        check["description"] = description.strip()
+    scope.notes.extend(f"{format_path(path)}: {note}" for note in dict.fromkeys(notes))
     if isinstance(rule.get("name"), str) and rule["name"].strip():
         check["name"] = rule["name"].strip()
     return check, column
