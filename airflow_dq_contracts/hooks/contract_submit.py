@@ -11,6 +11,12 @@ from the ``spark_default`` connection, track a YARN / Kubernetes driver and kill
   ``packages``) resolved once per machine under a lock (:mod:`airflow_dq_contracts.runtime.jars`), never a
   concurrent ``--packages`` resolve; ``$DQ_CONTRACTS_DELTA_JARS`` offline,
 * the driver's Python for local and client mode (the Airflow worker's own interpreter),
+* storage credentials (``storage``, from a ``storage_conn_id``) in spark-submit's **environment** only —
+  never its command line: ``SparkSubmitHook``'s own ``env_vars`` would turn them into
+  ``--conf spark.yarn.appMasterEnv.*`` / ``spark.kubernetes.driverEnv.*`` arguments (visible in ``ps`` and
+  logged), so they are added to the ``Popen`` environment after the command is built. In cluster deploy
+  mode the driver starts elsewhere, where this environment never arrives: a connection with keys is
+  refused there (use the cluster's own identity — instance profile, IAM role — and a connection without keys),
 * marker parsing — the job prints ``DQ_CONTRACTS_DONE`` / ``DQ_CONTRACTS_ERROR`` lines, so a
   failure surfaces with the job's own error text instead of "exit code 1",
 * a kill that takes the whole local process group (the spark-submit JVM, the Python driver it
@@ -50,10 +56,12 @@ from airflow_dq_contracts.hooks.standalone import (
     PYTHON_RUNNER_CLASS,
     StandaloneDriverRoute,
 )
+from airflow_dq_contracts.hooks.storage import StorageConnectionError
 from airflow_dq_contracts.jobs.bundle import CACHE_ENV, JobBundle, build_job_bundle
 from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.runtime import jars as jar_resolution
 from airflow_dq_contracts.runtime import jvm_archive, spark_config
+from airflow_dq_contracts.runtime.connections import StorageCredentials
 from airflow_dq_contracts.version_compat import AirflowException
 
 # Spark prints ~1,000 INFO lines per run into the task log otherwise; WARN keeps the job's own
@@ -85,7 +93,11 @@ class ContractSubmitHook(SparkSubmitHook):
         one is submitted. Without it, nothing is reclaimed.
     :param run_key: the former name of ``run_id`` (kept for callers of earlier releases).
     :param status_poll_interval: seconds between driver status polls (``SparkSubmitHook``'s argument).
-    :param env_vars: environment of spark-submit (``SparkSubmitHook``'s argument).
+    :param env_vars: environment of spark-submit (``SparkSubmitHook``'s argument; on YARN and Kubernetes
+        the parent also puts them on the command line: no secrets here — use ``storage``).
+    :param storage: a storage connection's credentials
+        (:func:`~airflow_dq_contracts.hooks.storage.get_storage_credentials`): their environment goes to
+        spark-submit's process only, their Spark conf (no secrets) under ``conf``.
     :param kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``, ``executor_cores``,
         ``num_executors``, ``deploy_mode``, ``verbose``, ``post_submit_commands``…).
 
@@ -115,11 +127,16 @@ class ContractSubmitHook(SparkSubmitHook):
         run_key: str | None = None,
         status_poll_interval: int = 1,
         env_vars: dict[str, Any] | None = None,
+        storage: StorageCredentials | None = None,
         **kwargs: Any,
     ) -> None:
         bundle_given = bundle is not None
         self.bundle = bundle or build_job_bundle()
-        user_conf = {str(k): str(v) for k, v in (conf or {}).items()}
+        # The storage's Spark settings carry no secret; the user's conf wins over them.
+        user_conf = {
+            **{str(k): str(v) for k, v in (storage.spark_conf if storage else {}).items()},
+            **{str(k): str(v) for k, v in (conf or {}).items()},
+        }
         # Packages never travel as --packages (a concurrent Ivy resolve on this worker): they are
         # resolved once per machine into local jars at submit time (see _localise_packages).
         package_list = _as_list(packages)
@@ -155,6 +172,14 @@ class ContractSubmitHook(SparkSubmitHook):
         self.done: dict[str, Any] | None = None
         self.job_error: dict[str, Any] | None = None
         self._env_vars_given = bool(env_vars)
+        self._storage_env = {str(k): str(v) for k, v in (storage.env if storage else {}).items()}
+        if storage is not None and storage.has_secrets and self.deploy_mode == "cluster":
+            raise StorageConnectionError(
+                f"storage connection {storage.conn_id!r} carries keys, but in cluster deploy mode the driver "
+                "starts on the cluster, where this worker's environment never arrives (and keys never travel on "
+                "a command line): run in client mode, or give the cluster its own identity (instance profile, "
+                "IAM role) and use a connection without keys"
+            )
         self._killed = False
         self._pending_packages = package_list
         # The connection is resolved by the parent's __init__; only now do we know the master and
@@ -267,7 +292,12 @@ class ContractSubmitHook(SparkSubmitHook):
 
     def _build_spark_submit_command(self, application: str) -> list[str]:  # noqa: D401 - parent's hook point
         self._localise_packages()
-        return super()._build_spark_submit_command(application)
+        command = super()._build_spark_submit_command(application)
+        if self._storage_env:
+            # After the parent set its env from env_vars (and put them on the command line on YARN /
+            # Kubernetes): the credentials join only what submit() gives Popen over os.environ.
+            self.adapter.set(env={**self._path_env(), **self.adapter.env, **self._storage_env})
+        return command
 
     # ------------------------------------------------------------------ running
 
@@ -302,19 +332,22 @@ class ContractSubmitHook(SparkSubmitHook):
         # A session of its own: on_kill can signal spark-submit *and* the Python driver and workers
         # it spawns, and a signal meant for the Airflow task process does not reach them half-way.
         kwargs: dict[str, Any] = {"start_new_session": True}
-        binary = self.adapter.spark_binary
         # SparkSubmitHook builds spark-submit's environment itself (os.environ + env_vars, replacing
         # ours) whenever env_vars are given outside Kubernetes: those env_vars decide, PATH included.
-        parent_sets_env = self._env_vars_given and "k8s" not in self.master
-        if shutil.which(binary) is None and not parent_sets_env:
-            # spark-submit ships with the pyspark wheel next to this interpreter; a worker started
-            # without the virtualenv on PATH still finds it.
-            venv_bin = os.path.dirname(sys.executable)
-            if os.path.exists(os.path.join(venv_bin, binary)):
-                env = os.environ.copy()
-                env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
-                kwargs["env"] = env
+        # (and whenever storage credentials are given: _build_spark_submit_command adds them there).
+        parent_sets_env = (self._env_vars_given and "k8s" not in self.master) or bool(self._storage_env)
+        if not parent_sets_env and self._path_env():
+            kwargs["env"] = {**os.environ, **self._path_env()}
         return kwargs
+
+    def _path_env(self) -> dict[str, str]:
+        # spark-submit ships with the pyspark wheel next to this interpreter; a worker started without
+        # the virtualenv on PATH still finds it.
+        binary = self.adapter.spark_binary
+        venv_bin = os.path.dirname(sys.executable)
+        if shutil.which(binary) is None and os.path.exists(os.path.join(venv_bin, binary)):
+            return {"PATH": venv_bin + os.pathsep + os.environ.get("PATH", "")}
+        return {}
 
     def submit_application(self, application: str) -> None:
         """Run spark-submit for ``application`` in a session of its own, unless the task was killed.

@@ -41,7 +41,8 @@ CHECKED_PROVIDER_VERSIONS = ("5.3.0", "6.3.4")
 #: become ``--conf`` / ``--packages`` / ``--jars`` / ``--py-files`` / ``--class`` / the arguments in
 #: ``_build_spark_submit_command``; ``driver_id`` / ``driver_status`` are what its standalone driver
 #: tracking reads and writes; ``connection`` is the connection it resolved (master, deploy mode,
-#: binary, REST endpoint); ``submit_process`` is the spark-submit ``Popen`` of ``submit()``.
+#: binary, REST endpoint); ``submit_process`` is the spark-submit ``Popen`` of ``submit()``; ``env`` is what
+#: ``submit()`` adds to ``os.environ`` for that ``Popen`` (set from ``env_vars`` while the command is built).
 ATTRIBUTES: Mapping[str, str] = {
     "conf": "_conf",
     "packages": "_packages",
@@ -53,10 +54,11 @@ ATTRIBUTES: Mapping[str, str] = {
     "driver_status": "_driver_status",
     "connection": "_connection",
     "submit_process": "_submit_sp",
+    "env": "_env",
 }
 #: What :meth:`SparkSubmitAdapter.set` may change (the rest are read only).
 WRITABLE = frozenset(
-    {"conf", "packages", "jars", "py_files", "java_class", "application_args", "driver_id", "driver_status"}
+    {"conf", "packages", "jars", "py_files", "java_class", "application_args", "driver_id", "driver_status", "env"}
 )
 #: Keys of the resolved connection the hook reads (``rest_endpoint`` is optional: 6.3.4+ derive it).
 CONNECTION_KEYS = ("master", "deploy_mode", "spark_binary")
@@ -172,6 +174,11 @@ class SparkSubmitAdapter:
         """The driver state last polled (``SUBMITTED``, ``RUNNING``, ``FINISHED``…)."""
         value = self._get("driver_status")
         return str(value) if value else None
+
+    @property
+    def env(self) -> dict[str, Any]:
+        """A copy of what ``submit()`` adds to spark-submit's environment (empty when nothing)."""
+        return dict(self._get("env") or {})
 
     @property
     def submit_process(self) -> subprocess.Popen[str] | None:

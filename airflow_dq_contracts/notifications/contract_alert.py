@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+from airflow_dq_contracts.hooks.storage import StorageConnectionError, resolve_storage_options
 from airflow_dq_contracts.store.delta import StoreError, is_path
 from airflow_dq_contracts.store.results_store import DeltaResultsStore
 from airflow_dq_contracts.version_compat import BaseNotifier
@@ -129,7 +130,7 @@ def format_alert(summary: dict[str, Any], registry: dict[str, Any] | None = None
     return _one_line(subject, 250), "\n".join(lines) + "\n"
 
 
-def _registry_row(summary: dict[str, Any]) -> dict[str, Any] | None:
+def _registry_row(summary: dict[str, Any], storage_options: dict[str, str] | None = None) -> dict[str, Any] | None:
     """The contract's registry row beside the results table, when it can be read (None otherwise)."""
     results_table = summary.get("results_table")
     contract = summary.get("contract") or {}
@@ -138,7 +139,8 @@ def _registry_row(summary: dict[str, Any]) -> dict[str, Any] | None:
     if not is_path(results_table):
         return None
     try:
-        return DeltaResultsStore(results_table).read_registry(contract["name"], contract.get("version"))
+        store = DeltaResultsStore(results_table, storage_options=storage_options)
+        return store.read_registry(contract["name"], contract.get("version"))
     except StoreError:
         return None
 
@@ -174,6 +176,8 @@ class ContractAlertNotifier(BaseNotifier):
         ``airflow-dq-contracts@<host name>``.
     :param notifier: any Airflow notifier to deliver through instead of SMTP.
     :param attach_report: attach the HTML report when it is a local file (default True).
+    :param storage_conn_id: storage connection of the results table's store (object storage), for the
+        contract's registry row (owner, support contact); see :mod:`airflow_dq_contracts.hooks.storage`.
 
     Example::
 
@@ -194,6 +198,7 @@ class ContractAlertNotifier(BaseNotifier):
         from_email: str | None = None,
         notifier: BaseNotifier | None = None,
         attach_report: bool = True,
+        storage_conn_id: str | None = None,
     ) -> None:
         super().__init__()
         self.check_task_id = check_task_id
@@ -204,6 +209,7 @@ class ContractAlertNotifier(BaseNotifier):
         self.from_email = from_email
         self.notifier = notifier
         self.attach_report = attach_report
+        self.storage_conn_id = storage_conn_id or None
 
     def _summary(self, context: Any) -> dict[str, Any] | None:
         ti = context["ti"]
@@ -232,7 +238,12 @@ class ContractAlertNotifier(BaseNotifier):
         if not self.wants(decision):
             self.log.info("ContractAlertNotifier: decision %s is not alerted", decision)
             return
-        registry = _registry_row(summary)
+        try:
+            options = resolve_storage_options(self.storage_conn_id, location=summary.get("results_table"))
+        except StorageConnectionError as exc:  # the alert still goes out, without the registry's contacts
+            self.log.warning("ContractAlertNotifier: %s", exc)
+            options = None
+        registry = _registry_row(summary, options)
         subject, text = format_alert(summary, registry)
         explicit = [self.to] if isinstance(self.to, str) else list(self.to or [])
         recipients = (

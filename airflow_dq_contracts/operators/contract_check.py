@@ -68,6 +68,7 @@ from typing import Any
 
 from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
 from airflow_dq_contracts.hooks.contract_submit import ContractJobError, ContractSubmitHook
+from airflow_dq_contracts.hooks.storage import StorageCredentials, check_location, get_storage_credentials
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.operators.assets import ContractAssetsMixin, search_folders
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
@@ -153,6 +154,7 @@ def collect_summary(
     started_at: dt.datetime,
     finished_at: dt.datetime,
     reported: dict[str, Any] | None = None,
+    storage_options: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The XCom summary of one run, built from what the Delta tables hold for it.
 
@@ -164,10 +166,14 @@ def collect_summary(
         # The job's report names its results commit: read that one commit, not the whole history.
         version = (reported or {}).get("results_version")
         records = read_results(
-            location, run_id, contract_name=contract.name, version=version if isinstance(version, int) else None
+            location,
+            run_id,
+            contract_name=contract.name,
+            version=version if isinstance(version, int) else None,
+            storage_options=storage_options,
         )
-        quarantine_rows = count_run_rows(quarantine_table, run_id, warehouse=warehouse)
-        valid_rows = count_run_rows(valid_table, run_id, warehouse=warehouse)
+        quarantine_rows = count_run_rows(quarantine_table, run_id, warehouse=warehouse, storage_options=storage_options)
+        valid_rows = count_run_rows(valid_table, run_id, warehouse=warehouse, storage_options=storage_options)
     except (StoreError, ValueError) as exc:
         raise AirflowException(f"cannot read run {run_id} back from its Delta tables: {exc}") from None
     if not records:
@@ -246,6 +252,10 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         ``<warehouse>/dq_reports``. ``write_report=False`` writes none.
     :param report_base_url: URL under which ``report_folder`` is served; the extra link uses it.
     :param report_days: days of history in the report's trend charts.
+    :param storage_conn_id: Airflow connection (``aws``, ``google_cloud_platform``, ``wasb``/``adls``) with the
+        credentials of the tables on object storage (:mod:`airflow_dq_contracts.hooks.storage`): its secrets
+        are masked, reach the job through spark-submit's environment only (never its command line, the
+        run's spec, XCom or the report) and this task's read-back/report as delta-rs options.
     :param spark_submit_kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``,
         ``executor_memory``, ``executor_cores``, ``num_executors``, ``deploy_mode``, ``files``…).
     :param references: ``{name: "PATH[:FORMAT]"}`` overrides of the contract's ``references:``
@@ -313,6 +323,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         report_base_url: str | None = None,
         report_days: int = 30,
         write_report: bool = True,
+        storage_conn_id: str | None = None,
         emit_asset: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -344,6 +355,8 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         self.report_base_url = report_base_url
         self.report_days = report_days
         self.write_report = write_report
+        self.storage_conn_id = storage_conn_id or None
+        self._storage: StorageCredentials | None = None  # resolved in execute(), never serialised
         # What the contract was before rendering (a path locates errors; the text replaces it).
         self._contract_origin: str = (
             str(self.contract) if self._is_contract_path(self.contract) else f"<{self.task_id}.contract>"
@@ -514,6 +527,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             name=f"dq-contracts-{self.task_id}",
             warehouse=warehouse,
             run_id=run_id,
+            storage=self._storage,
             **kwargs,
         )
 
@@ -524,6 +538,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         warehouse = self.warehouse or default_warehouse()
         spec = self.run_spec(context, contract, text, warehouse)
         assert spec.run_id is not None and spec.results_table is not None  # set by run_spec
+        self.resolve_storage(spec.input_path, spec.results_table, spec.quarantine_table, spec.valid_table)
         run_id, results_table, dataset = spec.run_id, spec.results_table, spec.dataset or ""
         # Contracts up to max_inline_contract_bytes travel inline, larger ones as a shipped file.
         arguments, files = spec.job_arguments(
@@ -558,6 +573,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             started_at=started_at,
             finished_at=utcnow(),
             reported=reported,
+            storage_options=self.storage_options(),
         )
         summary["report"] = self._write_report(context, summary, warehouse) if self.write_report else None
         self._lineage = {
@@ -609,14 +625,26 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
                 days=self.report_days,
                 report_link=url,
                 quarantine_table=resolve_location(quarantine, warehouse) if quarantine else None,
+                storage_options=self.storage_options(),
             )
-            write_report(page, path)
+            write_report(page, path, storage_options=self.storage_options())
         except Exception as exc:  # noqa: BLE001 - the report is a view: never fail the check for it
             self.log.warning("Could not write the data quality report to %s: %s", path, exc)
             return None
         context["ti"].xcom_push(key=REPORT_URL_KEY, value=url)
         self.log.info("Data quality report: %s", url)
         return url
+
+    def resolve_storage(self, *locations: str | None) -> None:
+        """Look ``storage_conn_id`` up (masked; a bad one fails the task naming it) for these locations."""
+        if self.storage_conn_id:
+            self._storage = get_storage_credentials(self.storage_conn_id)
+            for location in locations:
+                check_location(self._storage, location)
+
+    def storage_options(self) -> dict[str, str] | None:
+        """delta-rs options of this task's storage connection (None without one: the worker's environment)."""
+        return self._storage.storage_options() if self._storage is not None else None
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage facets of the run (called by the OpenLineage provider; also on a gate failure).
