@@ -41,6 +41,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--days", type=int, default=90, help="window, counted back from the newest reference time (default 90)"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="delta-rs storage option (object_store names, e.g. AWS_ENDPOINT_URL=…), over the standard AWS_* "
+        "environment; repeatable; values are never printed",
+    )
     parser.set_defaults(func=run)
 
 
@@ -53,12 +61,18 @@ def _number(value: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """The ``history`` command; returns the exit code (never a traceback)."""
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
+    from airflow_dq_contracts.runtime.storage import cli_storage_options
     from airflow_dq_contracts.store.delta import StoreError
     from airflow_dq_contracts.store.history import REPORT_COLUMNS, check_histories
     from airflow_dq_contracts.store.results_store import DeltaResultsStore
 
     if args.days < 1:
         print("dq-contracts history: --days must be ≥ 1", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        options = cli_storage_options(args.storage_option)
+    except ValueError as exc:
+        print(f"dq-contracts history: {exc}", file=sys.stderr)
         return EXIT_INVALID
     baselines = {}
     name = args.contract
@@ -71,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         name = contract.name
         baselines = {c.check_id: c.baseline for c in contract.all_checks() if c.baseline is not None}
     try:
-        rows = DeltaResultsStore(args.results_table).read_history(name, columns=REPORT_COLUMNS)
+        rows = DeltaResultsStore(args.results_table, storage_options=options).read_history(name, columns=REPORT_COLUMNS)
     except StoreError as exc:
         print(f"dq-contracts history: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -128,6 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--valid-table", metavar="PATH", help="Delta table for the remaining valid rows")
     p_run.add_argument("--json-out", metavar="FILE", help="write the summary JSON here ('-' for stdout)")
     p_run.add_argument("--master", default=None, help="Spark master (default local[*])")
+    p_run.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="object-store setting for Spark and delta-rs (object_store names, e.g. AWS_ENDPOINT_URL=…), over "
+        "the standard AWS_* environment; repeatable; values are never printed",
+    )
     p_run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf")
     p_run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p_run.set_defaults(func=_cmd_run)

@@ -27,16 +27,30 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="quarantine table for row samples (default: the one in the contract registry)",
     )
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the HTML")
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="delta-rs storage option (object_store names, e.g. AWS_ENDPOINT_URL=…), over the standard AWS_* "
+        "environment; repeatable; values are never printed",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build and write the report; one readable line on failure, never a traceback."""
     from airflow_dq_contracts.report import build_report, write_report
+    from airflow_dq_contracts.runtime.storage import cli_storage_options
     from airflow_dq_contracts.store.delta import StoreError
 
     if args.days < 1:
         print("dq-contracts report: --days must be at least 1", file=sys.stderr)
+        return 1
+    try:
+        options = cli_storage_options(args.storage_option)
+    except ValueError as exc:
+        print(f"dq-contracts report: {exc}", file=sys.stderr)
         return 1
     try:
         page = build_report(
@@ -45,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
             run_id=args.run_id,
             days=args.days,
             quarantine_table=args.quarantine_table,
+            storage_options=options,
         )
-        location = write_report(page, args.output)
+        location = write_report(page, args.output, storage_options=options)
     except (StoreError, OSError, ValueError) as exc:
         print(f"dq-contracts report: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -33,6 +33,7 @@ from airflow_dq_contracts.contract.model import Contract
 from airflow_dq_contracts.results import DECISION_GATE, ContractResult
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, parse_reference_override
 from airflow_dq_contracts.runtime.jars import JarResolutionError
+from airflow_dq_contracts.runtime.storage import parse_storage_options, storage_environment
 
 from .evaluator import first_line
 from .runner import DatasetError, Progress, run_contract
@@ -188,8 +189,16 @@ def run_from_cli(args: argparse.Namespace) -> int:
         for issue in err.issues:
             print(str(issue), file=sys.stderr)
         return EXIT_INVALID
+    try:
+        # Spark (its JVM inherits them) and delta-rs read object-store settings from this process's environment.
+        storage = parse_storage_options(getattr(args, "storage_option", None))
+    except ValueError as exc:
+        print(f"dq-contracts run: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     spark: SparkSession | None = None
     started = False
+    restore = contextlib.ExitStack()  # the environment as it was, once the run is over
+    restore.enter_context(storage_environment(storage))
     try:
         spec = spec_from_args(args, contract)
         _conf_pairs(getattr(args, "conf", None))
@@ -212,6 +221,7 @@ def run_from_cli(args: argparse.Namespace) -> int:
         if spark is not None and started:
             with contextlib.suppress(Exception):
                 spark.stop()
+        restore.close()
 
     summary = result.summary()
     text = json.dumps(summary, indent=2, allow_nan=False)

@@ -23,9 +23,10 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
 SECRET_ACCESS_KEY = "AWS_SECRET_ACCESS_KEY"
@@ -157,6 +158,54 @@ def is_s3(location: str | None) -> bool:
 def needs_s3(locations: Iterable[str | None]) -> bool:
     """Whether any of these locations is on S3 (so Spark needs the ``s3a`` filesystem jars)."""
     return any(is_s3(location) for location in locations)
+
+
+def parse_storage_options(items: Iterable[str] | None) -> dict[str, str]:
+    """``--storage-option KEY=VALUE`` items → a dict (the last of a key wins).
+
+    A malformed item raises ``ValueError`` naming its position only: its text may hold a secret.
+
+    >>> parse_storage_options(["AWS_REGION=eu-west-1", "AWS_ALLOW_HTTP=true"])
+    {'AWS_REGION': 'eu-west-1', 'AWS_ALLOW_HTTP': 'true'}
+    """
+    options: dict[str, str] = {}
+    for position, item in enumerate(items or [], start=1):
+        key, sep, value = str(item).partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--storage-option #{position} is not KEY=VALUE (its value is not shown)")
+        options[key.strip()] = value
+    return options
+
+
+def cli_storage_options(
+    items: Iterable[str] | None = None, env: Mapping[str, str] | None = None
+) -> dict[str, str] | None:
+    """delta-rs options for a command: the standard ``AWS_*`` environment, ``--storage-option`` items on top.
+
+    None when both are empty (delta-rs then reads the environment itself, as it always did).
+
+    >>> cli_storage_options(["AWS_REGION=eu-west-1"], env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9000"})["AWS_REGION"]
+    'eu-west-1'
+    """
+    options = {**S3Settings.from_env(env).delta_options(), **parse_storage_options(items)}
+    return options or None
+
+
+@contextlib.contextmanager
+def storage_environment(options: Mapping[str, str] | None) -> Iterator[None]:
+    """This process's environment with ``options`` (upper-cased: object_store's and the SDKs' names) while a
+    local run lasts — what the Spark JVM it starts and delta-rs read — restored afterwards."""
+    names = {str(key).upper(): str(value) for key, value in (options or {}).items()}
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ.update(names)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def spark_location(location: str) -> str:
