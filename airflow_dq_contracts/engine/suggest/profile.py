@@ -1,0 +1,474 @@
+"""The profiling run of ``suggest``: ONE aggregate scan plus the grouped passes it needs (Spark side).
+
+The measurements are the engine's own: a private *profiling contract* (``missing``, ``min``,
+``max``, ``min_length``, ``max_length``, ``pattern`` checks without validators) is loaded with
+:func:`~airflow_dq_contracts.contract.load_contract` and each check's metric class from
+:mod:`airflow_dq_contracts.engine.metrics` contributes its expressions to one shared ``df.agg``
+and reads its values back with its own ``measure`` — the same code that later evaluates the
+suggested contract, so a bound suggested here is in the units the check will measure (epoch
+seconds for dates and timestamps, characters or elements for lengths). The scan adds a
+HyperLogLog distinct estimate per groupable column, which decides the grouped passes:
+
+* **values** — one ``groupBy(column index, value)`` over the low-cardinality columns together
+  (``stack``): exact value counts for ``allowed_values`` and the partition periods;
+* **keys** — one grouped pass per key candidate (at most :data:`MAX_KEY_CANDIDATES`) through the
+  ``duplicates`` metric's own grouped aggregation, and, only when no single column is a key, up to
+  :data:`MAX_PAIRS` two-column probes through the table ``duplicates`` metric.
+
+Before the scan a *probe* of at most :data:`PROBE_ROWS` rows of the string columns chooses which
+formats (email, uuid, ISO date…) and which inferred shape (``^[A-Z]{3}-[0-9]+$``) are worth counting
+over every row, so the scan evaluates one or two regexes per string column rather than all of them.
+
+Example::
+
+    profile = profile_frame(df, partition_by=["day"], reference_time="2024-05-02T00:00:00Z")
+    profile.column("email").conforming   # {'email': 9990}
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from airflow_dq_contracts.contract import load_contract
+from airflow_dq_contracts.contract.checks import FORMAT_PATTERNS
+from airflow_dq_contracts.contract.model import Check
+from airflow_dq_contracts.engine.metrics import GroupScope, MeasureContext, Metric, PlanContext, Scope, metric_for
+from airflow_dq_contracts.engine.spark_errors import first_line
+from airflow_dq_contracts.engine.spark_types import column, count_value, find_field
+from airflow_dq_contracts.timeutil import parse_time, utcnow
+
+from .model import ColumnProfile, Profile
+
+#: Rows of the string columns read before the scan to choose the formats worth counting.
+PROBE_ROWS = 1000
+#: A format (or shape) enters the scan when at least this share of the probe's values match it.
+PROBE_SHARE = 0.9
+#: Formats tried, most specific first (``phone`` last: any digit string of 2–15 digits matches it).
+PROBED_FORMATS = ("uuid", "email", "datetime", "date", "ipv4", "ipv6", "url", "phone")
+#: A column whose estimated distinct count is at most this has its values counted exactly.
+VALUE_COUNT_LIMIT = 50
+#: Partition columns have their periods counted up to this many distinct values.
+PARTITION_VALUE_LIMIT = 400
+#: Key candidates (grouped pass each) and two-column probes at most.
+MAX_KEY_CANDIDATES = 3
+MAX_PAIRS = 2
+#: HyperLogLog relative standard deviation of the scan's distinct estimates.
+HLL_RSD = 0.02
+#: A column is a key candidate when its estimate reaches this share of its rows (HLL error margin).
+KEY_SHARE = 0.95
+
+_NAMES_LIKE_KEYS = re.compile(r"(^|_)(id|key|uuid|guid|code|number|no|nr)$", re.IGNORECASE)
+
+
+class ProfileError(RuntimeError):
+    """The data cannot be profiled (no column, a failing scan); the message says why."""
+
+
+# ------------------------------------------------------------------------------------ types
+
+
+def family_of(data_type: T.DataType) -> str:
+    """The rules' family of a Spark type (``integral``, ``string``, ``timestamp``…)."""
+    if isinstance(data_type, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return "integral"
+    if isinstance(data_type, (T.FloatType, T.DoubleType)):
+        return "fractional"
+    if isinstance(data_type, T.DecimalType):
+        return "decimal"
+    if isinstance(data_type, (T.StringType, T.VarcharType, T.CharType)):
+        return "string"
+    if isinstance(data_type, T.BooleanType):
+        return "boolean"
+    if isinstance(data_type, T.DateType):
+        return "date"
+    if isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
+        return "timestamp"
+    if isinstance(data_type, T.ArrayType):
+        return "list"
+    if isinstance(data_type, T.MapType):
+        return "map"
+    return "other"
+
+
+_SCALAR_NAMES = {
+    T.ByteType: "byte",
+    T.ShortType: "short",
+    T.IntegerType: "int",
+    T.LongType: "long",
+    T.FloatType: "float",
+    T.DoubleType: "double",
+    T.StringType: "string",
+    T.VarcharType: "string",
+    T.CharType: "string",
+    T.BooleanType: "boolean",
+    T.DateType: "date",
+    T.TimestampType: "timestamp",
+    T.TimestampNTZType: "timestamp_ntz",
+    T.BinaryType: "binary",
+}
+
+
+def declared_type(data_type: T.DataType) -> Any:
+    """The contract's column type for a Spark type (a name, or a ``{kind: …}`` mapping).
+
+    >>> declared_type(T.LongType()), declared_type(T.ArrayType(T.StringType()))
+    ('long', {'kind': 'list', 'value_type': 'string'})
+    """
+    for spark_class, name in _SCALAR_NAMES.items():
+        if isinstance(data_type, spark_class):
+            return name
+    if isinstance(data_type, T.DecimalType):
+        return {"kind": "decimal", "precision": data_type.precision, "scale": data_type.scale}
+    if isinstance(data_type, T.ArrayType):
+        return {"kind": "list", "value_type": declared_type(data_type.elementType)}
+    if isinstance(data_type, T.MapType):
+        return {
+            "kind": "map",
+            "key_type": declared_type(data_type.keyType),
+            "value_type": declared_type(data_type.valueType),
+        }
+    return {"kind": "struct"}
+
+
+# ------------------------------------------------------------------------------------ probe
+
+
+def shape_pattern(values: Sequence[str]) -> str | None:
+    """The one regex shape shared by every value (letters, digits, literal separators), or None.
+
+    A shape must hold a run of digits and something else (a code such as ``ORD-000123``): plain
+    words, plain numbers and free text get none. Run lengths that never vary are fixed (``{6}``).
+
+    >>> shape_pattern(["ORD-000123", "ORD-004711"])
+    '^[A-Z]{3}-[0-9]{6}$'
+    >>> shape_pattern(["ab-1", "cd-22"])
+    '^[a-z]{2}-[0-9]+$'
+    >>> shape_pattern(["alice", "bob"]) is None
+    True
+    """
+    shapes: set[tuple[tuple[str, str], ...]] = set()
+    lengths: dict[int, set[int]] = {}
+    cases: dict[int, set[str]] = {}
+    for value in values:
+        tokens = re.findall(r"[A-Za-z]+|[0-9]+|.", value, flags=re.DOTALL)
+        shape = []
+        for index, token in enumerate(tokens):
+            if token.isascii() and token.isalpha():
+                kind = "L"
+                cases.setdefault(index, set()).add("u" if token.isupper() else "l" if token.islower() else "m")
+            elif token.isascii() and token.isdigit():
+                kind = "D"
+            else:
+                kind = token
+            shape.append((kind, ""))
+            lengths.setdefault(index, set()).add(len(token))
+        shapes.add(tuple(shape))
+        if len(shapes) > 1:
+            return None
+    if not shapes:
+        return None
+    (shape,) = shapes
+    kinds = [kind for kind, _ in shape]
+    if "D" not in kinds or len(kinds) < 2 or any(len(k) == 1 and k.isspace() for k in kinds):
+        return None
+    parts = ["^"]
+    for index, kind in enumerate(kinds):
+        if kind == "L":
+            case = cases.get(index, {"m"})
+            parts.append("[A-Z]" if case == {"u"} else "[a-z]" if case == {"l"} else "[A-Za-z]")
+        elif kind == "D":
+            parts.append("[0-9]")
+        else:
+            parts.append(re.escape(kind))
+            continue
+        seen = lengths[index]
+        parts.append(f"{{{min(seen)}}}" if len(seen) == 1 else "+")
+    parts.append("$")
+    return "".join(parts)
+
+
+def _probe(df: DataFrame, names: list[str]) -> dict[str, list[str]]:
+    """Candidates per string column: format names and ``pattern:<regex>`` shapes, from ≤ PROBE_ROWS rows."""
+    if not names:
+        return {}
+    rows = df.select(*[column(n) for n in names]).limit(PROBE_ROWS).collect()
+    candidates: dict[str, list[str]] = {}
+    for index, name in enumerate(names):
+        values = [row[index] for row in rows if row[index] is not None]
+        if not values:
+            continue
+        found: list[str] = []
+        for fmt in PROBED_FORMATS:
+            regex = re.compile(FORMAT_PATTERNS[fmt])
+            if sum(1 for v in values if regex.search(v)) >= PROBE_SHARE * len(values):
+                found.append(fmt)
+                break  # the most specific format that fits
+        if not found:
+            shape = shape_pattern(values)
+            if shape is not None:
+                found.append(f"pattern:{shape}")
+        candidates[name] = found
+    return candidates
+
+
+# ------------------------------------------------------------------------------------ scan
+
+
+def _profiling_checks(
+    fields: list[T.StructField], candidates: dict[str, list[str]]
+) -> dict[str, list[tuple[str, Check]]]:
+    """Column → [(what, check)] of the private profiling contract (checks without validators)."""
+    columns = []
+    for field in fields:
+        family = family_of(field.dataType)
+        checks: list[dict[str, Any]] = [{"name": "missing", "type": "missing"}]
+        if family in ("integral", "fractional", "decimal", "date", "timestamp"):
+            checks += [{"name": "min", "type": "min"}, {"name": "max", "type": "max"}]
+        if family in ("string", "list", "map"):
+            checks += [{"name": "min_length", "type": "min_length"}, {"name": "max_length", "type": "max_length"}]
+        for index, candidate in enumerate(candidates.get(field.name, [])):
+            spec: dict[str, Any] = {"name": f"conform {index}", "type": "pattern", "return": "count"}
+            if candidate.startswith("pattern:"):
+                spec["pattern"] = candidate[len("pattern:") :]
+            else:
+                spec["format"] = candidate
+            checks.append(spec)
+        columns.append({"name": field.name, "checks": checks})
+    contract = load_contract({"name": "suggest-profile", "columns": columns})
+    out: dict[str, list[tuple[str, Check]]] = {}
+    for declared in contract.columns:
+        whats = []
+        extra = iter(candidates.get(declared.name, []))
+        for check in declared.checks:
+            what = next(extra) if check.type == "pattern" else check.type
+            whats.append((what, check))
+        out[declared.name] = whats
+    return out
+
+
+def _run_metrics(
+    df: DataFrame, fields: list[T.StructField], checks: dict[str, list[tuple[str, Check]]], reference: dt.datetime
+) -> tuple[int, dict[str, dict[str, Any]], dict[str, int | None]]:
+    """The shared scan: (rows, column → what → metric value, column → HLL estimate)."""
+    ctx = PlanContext(df.schema)
+    exprs: list[Column] = [F.count(F.lit(1))]
+    planned: list[tuple[str, str, Metric, int, int]] = []
+    for field in fields:
+        for what, check in checks[field.name]:
+            metric = metric_for(check)
+            if metric.precondition(ctx):
+                continue
+            contributed = metric.aggregations(Scope(None))
+            planned.append((field.name, what, metric, len(exprs), len(exprs) + len(contributed)))
+            exprs.extend(contributed)
+    estimates: dict[str, int] = {}
+    for field in fields:
+        if family_of(field.dataType) not in ("map", "other", "list"):
+            estimates[field.name] = len(exprs)
+            exprs.append(F.approx_count_distinct(column(field.name), HLL_RSD))
+    try:
+        row = df.agg(*exprs).collect()[0]
+    except Exception as exc:  # noqa: BLE001 - the data cannot be scanned: one readable reason
+        raise ProfileError(f"the profiling scan failed: {first_line(exc)}") from None
+    values = list(row)
+    rows = count_value(values[0])
+    measured: dict[str, dict[str, Any]] = {field.name: {} for field in fields}
+    mctx = MeasureContext(rows, reference)
+    for name, what, metric, lo, hi in planned:
+        outcome = metric.measure(values[lo:hi], [], mctx)
+        measured[name][what] = None if outcome.error else outcome.metric_value
+    distinct: dict[str, int | None] = {name: count_value(values[i]) for name, i in estimates.items()}
+    return rows, measured, distinct
+
+
+# ------------------------------------------------------------------------------------ grouped passes
+
+
+def _value_counts(df: DataFrame, names: list[str]) -> dict[str, dict[str, int]]:
+    """ONE grouped pass: exact value → rows for each of ``names`` (their values as text)."""
+    if not names:
+        return {}
+    pairs = F.explode(
+        F.array(*[F.struct(F.lit(i).alias("c"), column(n).cast("string").alias("v")) for i, n in enumerate(names)])
+    ).alias("p")
+    grouped = df.select(pairs).where(F.col("p.v").isNotNull()).groupBy("p.c", "p.v").count()
+    counts: dict[str, dict[str, int]] = {name: {} for name in names}
+    for row in grouped.collect():
+        counts[names[row[0]]][row[1]] = int(row[2])
+    return counts
+
+
+def _duplicates(df: DataFrame, names: Sequence[str]) -> int:
+    """Exact duplicates of a key set, through the ``duplicates`` metric's own grouped aggregation."""
+    if len(names) == 1:
+        spec = {"name": "k", "columns": [{"name": names[0], "checks": [{"name": "d", "type": "duplicates"}]}]}
+        check = load_contract({"name": "suggest-key", **spec}).columns[0].checks[0]
+    else:
+        spec = {"name": "k", "checks": [{"name": "d", "type": "duplicates", "columns": list(names)}]}
+        check = load_contract({"name": "suggest-key", **spec}).checks[0]
+    metric = metric_for(check)
+    problem = metric.precondition(PlanContext(df.schema))
+    if problem:
+        raise ProfileError(problem)
+    keys = metric.group_keys() or []
+    grouped = df.groupBy(*[k.expression.alias(f"_dq_k{i}") for i, k in enumerate(keys)]).agg(
+        F.count(F.lit(1)).alias("_dq_n")
+    )
+    scope = GroupScope([F.col(f"_dq_k{i}") for i in range(len(keys))], F.col("_dq_n"))
+    row = grouped.agg(*metric.group_aggregations(scope)).collect()[0]
+    return count_value(row[0]) - count_value(row[1])
+
+
+def _key_candidates(profiles: list[ColumnProfile], rows: int) -> list[ColumnProfile]:
+    """Columns worth an exact duplicate count: no NULL, integral or string, nearly all values distinct."""
+    found = [
+        p
+        for p in profiles
+        if p.family in ("integral", "string")
+        and p.nulls == 0
+        and rows > 1
+        and p.approx_distinct is not None
+        and p.approx_distinct >= KEY_SHARE * rows
+    ]
+    found.sort(key=lambda p: (not _NAMES_LIKE_KEYS.search(p.name), -(p.approx_distinct or 0)))
+    return found[:MAX_KEY_CANDIDATES]
+
+
+def _pair_candidates(profiles: list[ColumnProfile], rows: int) -> list[tuple[str, str]]:
+    """Two-column probes: non-NULL, groupable, non-float columns whose distinct product can reach the rows.
+
+    Only products well below ``rows²/10`` are tried: a pair whose combinations are that rare could
+    be free of duplicates by chance (the birthday bound), which is no evidence of a key.
+    """
+    usable = [
+        p
+        for p in profiles
+        if p.family in ("integral", "string", "date", "boolean")
+        and p.nulls == 0
+        and p.approx_distinct
+        and 1 < p.approx_distinct < KEY_SHARE * rows
+    ]
+    pairs = []
+    for i, left in enumerate(usable):
+        for right in usable[i + 1 :]:
+            product = (left.approx_distinct or 0) * (right.approx_distinct or 0)
+            if rows <= product < rows * rows / 10:
+                pairs.append((product, left.name, right.name))
+    pairs.sort()
+    return [(a, b) for _, a, b in pairs[:MAX_PAIRS]]
+
+
+# ------------------------------------------------------------------------------------ the run
+
+
+def profile_frame(
+    df: DataFrame,
+    *,
+    sample: float | None = None,
+    partition_by: Sequence[str] = (),
+    reference_time: dt.datetime | str | None = None,
+    seed: int = 20240501,
+) -> Profile:
+    """Profile ``df``: one aggregate scan plus the grouped passes it needs (see the module docstring).
+
+    ``sample`` (0 < f < 1) profiles a Bernoulli sample of that fraction (seeded); the default is
+    exact. ``partition_by`` names partition columns whose periods are counted. ``reference_time``
+    (default: now, UTC) is what the freshness evidence is measured against.
+    """
+    if sample is not None and not 0 < sample <= 1:
+        raise ValueError(f"sample must be a fraction in (0, 1], got {sample!r}")
+    given = reference_time is not None
+    reference = parse_time(reference_time) if given else utcnow()
+    assert reference is not None
+    case_sensitive = False
+    fields = list(df.schema.fields)
+    if not fields:
+        raise ProfileError("the data has no column to profile")
+    partitions = []
+    for name in partition_by:
+        found = find_field(df.schema, name, case_sensitive)
+        if found is None:
+            raise ProfileError(f"partition column {name!r} is not in the data")
+        partitions.append(found.name)
+    frame = df.sample(fraction=sample, seed=seed) if sample and sample < 1 else df
+    passes: list[tuple[str, float]] = []
+
+    began = time.perf_counter()
+    strings = [f.name for f in fields if family_of(f.dataType) == "string"]
+    candidates = _probe(frame, strings)
+    passes.append((f"probe ({min(PROBE_ROWS, 1000)} rows of {len(strings)} string columns)", time.perf_counter() - began))
+
+    began = time.perf_counter()
+    checks = _profiling_checks(fields, candidates)
+    rows, measured, distinct = _run_metrics(frame, fields, checks, reference)
+    passes.append(("scan", time.perf_counter() - began))
+
+    profiles: list[ColumnProfile] = []
+    for field in fields:
+        values = measured[field.name]
+        nulls = count_value(values.get("missing") or 0)
+        profiles.append(
+            ColumnProfile(
+                name=field.name,
+                spark_type=field.dataType.simpleString(),
+                declared_type=declared_type(field.dataType),
+                family=family_of(field.dataType),
+                nulls=nulls,
+                non_null=rows - nulls,
+                approx_distinct=distinct.get(field.name),
+                minimum=values.get("min"),
+                maximum=values.get("max"),
+                min_length=None if values.get("min_length") is None else int(values["min_length"]),
+                max_length=None if values.get("max_length") is None else int(values["max_length"]),
+                conforming={
+                    what: count_value(value)
+                    for what, value in values.items()
+                    if what in FORMAT_PATTERNS or what.startswith("pattern:")
+                },
+            )
+        )
+
+    began = time.perf_counter()
+    counted = [
+        p.name
+        for p in profiles
+        if p.approx_distinct is not None
+        and (
+            (p.family == "string" and p.approx_distinct <= VALUE_COUNT_LIMIT)
+            or (p.name in partitions and p.approx_distinct <= PARTITION_VALUE_LIMIT)
+        )
+    ]
+    for name, counts in _value_counts(frame, counted).items():
+        by_name = {p.name: p for p in profiles}
+        by_name[name].values = counts
+    if counted:
+        passes.append((f"values [{', '.join(counted)}]", time.perf_counter() - began))
+
+    for candidate in _key_candidates(profiles, rows):
+        began = time.perf_counter()
+        candidate.duplicates = _duplicates(frame, [candidate.name])
+        passes.append((f"key [{candidate.name}]", time.perf_counter() - began))
+    pair_duplicates: dict[tuple[str, str], int] = {}
+    if not any(p.duplicates == 0 for p in profiles):
+        for pair in _pair_candidates(profiles, rows):
+            began = time.perf_counter()
+            pair_duplicates[pair] = _duplicates(frame, pair)
+            passes.append((f"key [{', '.join(pair)}]", time.perf_counter() - began))
+    return Profile(
+        rows=rows,
+        columns=profiles,
+        reference_time=reference,
+        reference_given=given,
+        sample=sample if sample and sample < 1 else None,
+        pair_duplicates=pair_duplicates,
+        partition_by=partitions,
+        passes=passes,
+    )
