@@ -68,10 +68,12 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("reference_time", "timestamp"),
     ("expected_min", "double"),
     ("expected_max", "double"),
+    # Third wave (DESIGN §9): how the row was computed, ``statistics`` (the Delta log) or ``scan``.
+    ("evaluated_from", "string"),
 )
 
 #: Columns added after the first release; a results table written before lacks them and is evolved.
-EVOLVED_RESULT_COLUMNS: tuple[str, ...] = ("tags", "reference_time", "expected_min", "expected_max")
+EVOLVED_RESULT_COLUMNS: tuple[str, ...] = ("tags", "reference_time", "expected_min", "expected_max", "evaluated_from")
 #: Timestamp columns of the results table (ISO-8601 text in JSON).
 TIME_RESULT_COLUMNS: tuple[str, ...] = ("evaluated_at", "reference_time")
 
@@ -124,6 +126,8 @@ class CheckResult:
     reference_time: dt.datetime | None = None
     expected_min: float | None = None
     expected_max: float | None = None
+    #: ``statistics`` (answered from the Delta log, no scan), ``scan``, or None (rows of older releases)
+    evaluated_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict in the fixed column order (timestamps as ISO strings)."""

@@ -83,6 +83,7 @@ from .relational import (
     with_matched,
 )
 from .spark_errors import first_line, java_regex_checker, job_group, quiet_pyspark_errors
+from .statistics_first import FROM_SCAN, FROM_STATISTICS, StatisticsSource, answer
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +148,7 @@ class _Planned:
     grouped_values: Sequence[Any] = ()
     extra_values: Sequence[Any] = ()  # from the reference-side passes (engine/relational.py)
     measurement: Measurement | None = None
+    answered: Measurement | None = None  # measured from the Delta log's statistics (no scan)
 
 
 class Evaluator:
@@ -177,8 +179,11 @@ class Evaluator:
         started_at: dt.datetime | None = None,
         history: HistorySource = None,
         references: dict[str, Any] | None = None,
+        statistics: StatisticsSource | None = None,
     ):
         self.contract = contract
+        self.statistics = statistics  # a Delta input whose log may answer checks (engine/statistics_first.py)
+        self.statistics_rows: int | None = None  # the run's row count from that log, when it knows it
         self.spark = df.sparkSession
         self.started_at = started_at or utcnow()
         try:
@@ -210,6 +215,7 @@ class Evaluator:
         """Evaluate every check; returns the :class:`ContractResult` (never raises on data)."""
         try:
             planned = self._plan()
+            self._from_statistics(planned)
             self._scan(planned)
             self._grouped(planned)
             self._relational(planned)
@@ -271,10 +277,26 @@ class Evaluator:
         keys = list(self.conditions)
         return keys, [F.count(self._scope(key)(F.lit(1))) for key in keys]
 
+    def _from_statistics(self, planned: list[_Planned]) -> None:
+        """Measure from the Delta log what it answers exactly, before any scan (see :mod:`.statistics_first`)."""
+        candidates = [(p.check, p.metric, not p.error) for p in planned]
+        outcome = answer(
+            self.spark, self.statistics, self.df.schema, self.run_filter, candidates, self.reference_time, self.progress
+        )
+        for index, measurement in outcome.answers.items():
+            planned[index].answered = measurement
+        self.statistics_rows = outcome.row_count
+
     def _scan(self, planned: list[_Planned]) -> None:
         began = time.perf_counter()
         keys, exprs = self._row_count_exprs()
-        live = [p for p in planned if not p.error]
+        live = [p for p in planned if not p.error and p.answered is None]
+        known = self.statistics_rows
+        if known is not None and all(p.scope_key is None and not p.metric.aggregations(Scope(None)) for p in live):
+            self.row_counts = {None: known}  # nothing left for the scan: skip it
+            self.stats.append(PhaseStat("scan", 0.0, None, f"{known:,} rows from the Delta log: no scan"))
+            self.progress(f"scan: none ({known:,} rows from the Delta log's statistics)")
+            return
         for item in live:
             contributed = item.metric.aggregations(self._scope(item.scope_key))
             item.scan_slice = (len(exprs), len(exprs) + len(contributed))
@@ -486,6 +508,8 @@ class Evaluator:
             row_count = self.row_counts.get(item.scope_key, 0)
             if item.error:
                 measurement = Measurement.failure(item.error)
+            elif item.answered is not None:
+                measurement = item.answered
             else:
                 try:
                     measurement = item.metric.measure(
@@ -500,11 +524,11 @@ class Evaluator:
             if isinstance(outcome, str) and measurement.error is None:
                 measurement = Measurement(measurement.metric_value, measurement.failed_rows, error=outcome)
             item.measurement = measurement
-            records.append(
-                self._record(
-                    item.check, measurement, row_count, outcome if isinstance(outcome, BaselineOutcome) else None
-                )
+            record = self._record(
+                item.check, measurement, row_count, outcome if isinstance(outcome, BaselineOutcome) else None
             )
+            record.evaluated_from = FROM_SCAN if item.answered is None else FROM_STATISTICS
+            records.append(record)
         finished_at = utcnow()
         result = ContractResult(
             run_id=self.run_id,

@@ -40,6 +40,7 @@ from .evaluator import Evaluator, annotate, filter_condition, tagging_checks
 from .relational import needed_views
 from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit, driver_read_size
 from .spark_errors import first_line, quiet_pyspark_errors
+from .statistics_first import StatisticsSource
 
 Progress = Callable[[str], None]
 
@@ -394,6 +395,7 @@ def run_contract(
             started_at=started_at,
             history=results_table,  # baselines learn from the same table this run appends to
             references=reference_frames,
+            statistics=_statistics_source(contract, spec),
         )
         result = evaluator.run()
 
@@ -426,6 +428,12 @@ def run_contract(
                 say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
     result.finished_at = utcnow()
     return result
+
+
+def _statistics_source(contract: Contract, spec: RunSpec) -> StatisticsSource | None:
+    """The Delta path input whose log may answer checks before the scan (``engine/statistics_first.py``)."""
+    path, name, fmt, _ = _source(contract, spec.input_path, spec.input_format, spec.table)
+    return StatisticsSource(path) if fmt == "delta" and path and not name else None
 
 
 def _write_rows(

@@ -107,12 +107,14 @@ __all__ = [
     "NotPartitionedError",
     "PartitionListing",
     "TableNotFoundError",
+    "add_actions",
     "evaluate_completeness",
     "evaluate_freshness",
     "is_delta_table",
     "last_commit_time",
     "newest_timestamp",
     "partition_values",
+    "query_extreme",
     "resolve_table_path",
 ]
 
@@ -157,18 +159,28 @@ def _sql_literal(moment: dt.datetime, delta_type: str) -> str:
 
 
 def _query_extreme(
-    table: Any, column: str, aggregation: str, delta_type: str, bound: dt.datetime | None
+    table: Any, column: str, aggregation: str, delta_type: str, bound: dt.datetime | None, where: str | None = None
 ) -> dt.datetime | None:
     from deltalake import QueryBuilder
 
     sql = f"SELECT {aggregation}({_sql_ident(column)}) AS extreme FROM t"
+    clauses = [f"({where})"] if where else []
     if bound is not None:
         op = ">=" if aggregation == "max" else "<="
-        sql += f" WHERE {_sql_ident(column)} {op} {_sql_literal(bound, delta_type)}"
+        clauses.append(f"{_sql_ident(column)} {op} {_sql_literal(bound, delta_type)}")
+    if clauses:
+        sql += " WHERE " + " AND ".join(clauses)
     result = pa.RecordBatchReader.from_stream(QueryBuilder().register("t", table).execute(sql)).read_all()
     if result.num_rows == 0:
         return None
     return extreme_micros(result.column(0), aggregation)
+
+
+#: The engine's statistics-first evaluation (``engine/statistics_first.py``) reads the log the same way:
+#: the add actions as one Arrow table, and a time column's exact extreme by a narrow delta-rs query
+#: (``where``: an extra DataFusion predicate, e.g. the run's partitions).
+add_actions = _add_actions
+query_extreme = _query_extreme
 
 
 def _open_log(location: str, storage_options: Mapping[str, str] | None, *, without_files: bool = False) -> Any:

@@ -1,0 +1,294 @@
+"""Statistics-first evaluation (issue 27): what the Delta log answers equals a full scan, or falls back to it.
+
+Every table is evaluated twice on the session ``spark`` fixture — statistics on, and off
+(``spark.dqcontracts.statistics.enabled=false``: the full scan) — and every result must be equal;
+each check's ``evaluated_from`` is asserted (answered from the log, or scanned because the log cannot
+say exactly). Expected values come from plain Python over the same generated rows. "No scan" is proved
+by deleting every data file of a table: a statistics-only contract still evaluates, identically.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import random
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from airflow_dq_contracts.contract import load_contract
+from airflow_dq_contracts.engine.evaluator import Evaluator
+from airflow_dq_contracts.engine.statistics_first import STATISTICS_CONF_KEY, StatisticsSource
+
+pytestmark = pytest.mark.spark
+
+UTC = dt.timezone.utc
+REFERENCE = dt.datetime(2024, 3, 10, 12, 0, tzinfo=UTC)
+DAYS = [dt.date(2024, 3, d) for d in (5, 6, 8, 9)]  # the 7th is a gap
+SCHEMA = "id long, qty int, price decimal(10,2), ts timestamp, name string, amount double, opt int, day date, late long"
+# late is beyond dataSkippingNumIndexedCols = 7 (id … opt): Delta collects no statistics for it.
+PROPERTIES = "'delta.dataSkippingNumIndexedCols' = '7'"
+
+
+def _rows(count: int = 240, seed: int = 27) -> list[tuple]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(count):
+        day = DAYS[i % len(DAYS)]
+        moment = dt.datetime.combine(day, dt.time(0), UTC) + dt.timedelta(
+            seconds=rng.randrange(86_400), microseconds=rng.randrange(1, 10**6)
+        )
+        amount = [1.5, -2.0, float("nan"), float("inf"), float("-inf")][i % 5] if i % 11 == 0 else rng.uniform(-9, 9)
+        rows.append(
+            (
+                1_000 + i,
+                None if i % 9 == 0 else rng.randrange(0, 50),
+                Decimal(rng.randrange(100, 99_999)) / 100,
+                None if i % 13 == 0 else moment,
+                None if i % 10 == 0 else "x" * 40 + str(rng.randrange(10**6)),  # beyond the 32-char prefix
+                amount,
+                None if day == DAYS[0] else i,  # NULL-only files: every file of the first day
+                day,
+                rng.randrange(-(10**6), 10**6),
+            )
+        )
+    return rows
+
+
+def _create(spark, path: str, rows: list[tuple], properties: str = PROPERTIES) -> None:
+    columns = ", ".join(SCHEMA.split(", "))
+    spark.sql(f"CREATE TABLE delta.`{path}` ({columns}) USING delta PARTITIONED BY (day) TBLPROPERTIES ({properties})")
+    spark.createDataFrame(rows, SCHEMA).repartition(2).write.format("delta").mode("append").save(path)
+
+
+def _contract(qty: str = "qty") -> dict:
+    return {
+        "name": "stats_first",
+        "checks": [
+            {"name": "rows", "type": "num_rows", "min": 1},
+            {"name": "fresh", "type": "freshness", "timestamp_column": "ts", "max_age_hours": 200},
+            {"name": "fresh_day", "type": "freshness", "timestamp_column": "day", "max_age_hours": 200},
+            {"name": "days", "type": "completeness", "partition_column": "day", "granularity": "daily",
+             "lookback_days": 7, "max_gap_count": 3},
+        ],
+        "columns": [
+            {"name": "id", "checks": [
+                {"name": "id_missing", "type": "missing", "max": 0},
+                {"name": "id_min", "type": "min", "min": 0},
+                {"name": "id_max", "type": "max", "max": 10**6},
+                {"name": "id_min_fails", "type": "min", "min": 1_100},
+                {"name": "id_filtered", "type": "count", "min": 0, "filter": f"{qty} > 3"},
+            ]},
+            {"name": qty, "checks": [
+                {"name": "qty_missing", "type": "missing", "return": "pct", "max": 0.5},
+                {"name": "qty_count", "type": "count", "min": 1},
+            ]},
+            {"name": "price", "checks": [{"name": "price_min", "type": "min"}, {"name": "price_max", "type": "max"}]},
+            {"name": "ts", "checks": [{"name": "ts_min", "type": "min"}, {"name": "ts_max", "type": "max"}]},
+            {"name": "day", "checks": [{"name": "day_min", "type": "min"}, {"name": "day_max", "type": "max"}]},
+            {"name": "amount", "checks": [{"name": "amount_max", "type": "max"}, {"name": "amount_min", "type": "min"}]},
+            {"name": "name", "checks": [{"name": "name_missing", "type": "missing"}]},
+            {"name": "opt", "checks": [{"name": "opt_missing", "type": "missing"}, {"name": "opt_max", "type": "max"}]},
+            {"name": "late", "checks": [{"name": "late_missing", "type": "missing"}, {"name": "late_max", "type": "max"}]},
+        ],
+    }  # fmt: skip
+
+
+#: Checks the log answers on a table with statistics everywhere (the rest is scanned, and why).
+FROM_LOG = {
+    "rows", "fresh", "fresh_day", "days", "id/id_missing", "id/id_min", "id/id_max", "qty/qty_missing",
+    "qty/qty_count", "price/price_min", "price/price_max", "ts/ts_min", "ts/ts_max", "day/day_min", "day/day_max",
+    "name/name_missing", "opt/opt_missing", "opt/opt_max",
+}  # fmt: skip
+SCANNED = {
+    "id/id_min_fails": "the extreme breaks the validator: the scan counts the violating rows",
+    "id/id_filtered": "a per-check filter",
+    "amount/amount_max": "floats (NaN, ±inf)",
+    "amount/amount_min": "floats (NaN, ±inf)",
+    "late/late_missing": "beyond dataSkippingNumIndexedCols",
+    "late/late_max": "beyond dataSkippingNumIndexedCols",
+}
+
+
+def _evaluate(spark, contract, path: str, run_filter: str | None = None, statistics: bool = True):
+    spark.conf.set(STATISTICS_CONF_KEY, "true" if statistics else "false")
+    try:
+        df = spark.read.format("delta").load(path)
+        if run_filter:
+            df = df.where(run_filter)
+        ev = Evaluator(
+            contract, df, REFERENCE, run_id="r", filter=run_filter, apply_filter=False,
+            statistics=StatisticsSource(path),
+        )  # fmt: skip
+        return ev.run(), ev
+    finally:
+        spark.conf.unset(STATISTICS_CONF_KEY)
+
+
+def _key(record) -> str:
+    return f"{record.column}/{record.check_name}" if record.column else record.check_name
+
+
+def _compare(spark, contract, path: str, run_filter: str | None = None) -> dict[str, str]:
+    """Statistics on vs off: every result equal; returns check → evaluated_from of the statistics run."""
+    on, ev = _evaluate(spark, contract, path, run_filter)
+    off, _ = _evaluate(spark, contract, path, run_filter, statistics=False)
+    assert {r.evaluated_from for r in off.checks} == {"scan"}
+    fields = ("status", "metric_value", "failed_rows", "row_count", "message", "validator", "passed")
+    for a, b in zip(on.checks, off.checks, strict=True):
+        assert a.check_id == b.check_id
+        assert {f: getattr(a, f) for f in fields} == {f: getattr(b, f) for f in fields}, a.check_id
+    assert on.row_count == off.row_count and on.decision == off.decision
+    # (the implicit schema checks read the schema only: reported with the scan's checks)
+    return {_key(r): r.evaluated_from for r in on.checks if r.check_type != "schema"}
+
+
+def _expected(rows: list[tuple]) -> dict[str, float]:
+    """Plain Python over the live rows."""
+    ids = [r[0] for r in rows]
+    times = [r[3] for r in rows if r[3] is not None]
+    return {
+        "rows": len(rows),
+        "id/id_min": min(ids),
+        "id/id_max": max(ids),
+        "qty/qty_missing": sum(1 for r in rows if r[1] is None) / len(rows),
+        "qty/qty_count": sum(1 for r in rows if r[1] is not None),
+        "price/price_min": float(min(r[2] for r in rows)),
+        "price/price_max": float(max(r[2] for r in rows)),
+        "ts/ts_max": (max(times) - dt.datetime(1970, 1, 1, tzinfo=UTC)) / dt.timedelta(seconds=1),
+        "ts/ts_min": (min(times) - dt.datetime(1970, 1, 1, tzinfo=UTC)) / dt.timedelta(seconds=1),
+        "fresh": (REFERENCE - max(times)) / dt.timedelta(hours=1),
+        "name/name_missing": sum(1 for r in rows if r[4] is None),
+        "opt/opt_missing": sum(1 for r in rows if r[6] is None),
+        "days": float(sum(1 for d in range(7) if REFERENCE.date() - dt.timedelta(days=d) not in {r[7] for r in rows})),
+    }
+
+
+def _assert_expected(result, rows) -> None:
+    by_key = {_key(r): r for r in result.checks}
+    for key, value in _expected(rows).items():
+        assert by_key[key].metric_value == pytest.approx(value, rel=1e-12, abs=1e-9), key
+
+
+def test_a_table_with_statistics_everywhere(spark, tmp_path):
+    """Long strings, NaN/±inf, NULL-only files, microsecond timestamps, a column beyond the indexed ones."""
+    path = str(tmp_path / "plain")
+    rows = _rows()
+    _create(spark, path, rows)
+    contract = load_contract(_contract())
+    sources = _compare(spark, contract, path)
+    assert {k for k, v in sources.items() if v == "statistics"} == FROM_LOG
+    assert {k for k, v in sources.items() if v == "scan"} == set(SCANNED)
+    result, ev = _evaluate(spark, contract, path)
+    _assert_expected(result, rows)
+    # Microsecond precision survives millisecond statistics: the value is not a truncated one.
+    assert any(r[3] is not None and r[3].microsecond % 1000 for r in rows)
+
+
+def test_deletion_vectors_and_a_renamed_column(spark, tmp_path):
+    path = str(tmp_path / "dv")
+    rows = _rows(seed=3)
+    _create(
+        spark,
+        path,
+        rows,
+        PROPERTIES + ", 'delta.enableDeletionVectors' = 'true', 'delta.columnMapping.mode' = 'name'",
+    )
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id % 7 = 0")
+    spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN qty TO quantity")
+    log_dir = Path(path) / "_delta_log"
+    assert any("deletionVector" in entry.read_text() for entry in sorted(log_dir.glob("*.json")))
+    live = [r for r in rows if r[0] % 7]
+    contract = load_contract(_contract("quantity"))
+    sources = _compare(spark, contract, path)
+    # Row counts subtract the deleted rows; NULL counts are exact only where a file's count is 0 or all rows.
+    assert sources["rows"] == "statistics"
+    assert sources["days"] == "statistics"  # partition values are exact
+    assert sources["id/id_missing"] == "statistics"  # no NULL in id: nothing deleted can change it
+    assert sources["opt/opt_missing"] == "statistics"  # each file all NULL or none: exact too
+    assert sources["qty/qty_missing"] == "scan"  # files with some NULLs lost rows: which, unknown
+    # Bounds of files with deletion vectors are not tight: min/max are scanned.
+    for key in ("id/id_min", "id/id_max", "price/price_min", "ts/ts_max", "fresh"):
+        assert sources[key] == "scan", key
+    result, _ = _evaluate(spark, contract, path)
+    expected = _expected(live)
+    by_key = {_key(r).replace("quantity", "qty"): r for r in result.checks}
+    for key in ("rows", "id/id_max", "qty/qty_missing", "qty/qty_count", "fresh", "days", "opt/opt_missing"):
+        assert by_key[key].metric_value == pytest.approx(expected[key], rel=1e-12), key
+
+
+def test_files_written_without_statistics_fall_back_to_the_scan(spark, tmp_path):
+    path = str(tmp_path / "nostats")
+    rows = _rows(seed=5)
+    _create(spark, path, rows[:120])
+    spark.conf.set("spark.databricks.delta.stats.collect", "false")
+    try:
+        spark.createDataFrame(rows[120:], SCHEMA).write.format("delta").mode("append").save(path)
+    finally:
+        spark.conf.unset("spark.databricks.delta.stats.collect")
+    contract = load_contract(_contract())
+    sources = _compare(spark, contract, path)
+    assert sources["days"] == "scan"  # no numRecords: a file's live rows are unknown
+    # Only the partition column's extremes: partition values are in the log whatever the statistics.
+    assert {k for k, v in sources.items() if v == "statistics"} == {"day/day_min", "day/day_max", "fresh_day"}
+    result, _ = _evaluate(spark, contract, path)
+    _assert_expected(result, rows)
+
+
+def test_partition_filters_and_data_filters(spark, tmp_path):
+    path = str(tmp_path / "filtered")
+    rows = _rows(seed=9)
+    _create(spark, path, rows)
+    contract = load_contract(_contract())
+    # A pure partition predicate: pruned files exactly, answered from the log.
+    scoped = "day >= '2024-03-08'"
+    sources = _compare(spark, contract, path, scoped)
+    assert {k for k, v in sources.items() if v == "statistics"} == FROM_LOG
+    result, _ = _evaluate(spark, contract, path, scoped)
+    _assert_expected(result, [r for r in rows if r[7] >= dt.date(2024, 3, 8)])
+    # Mixed with a data predicate: the log cannot prune exactly, so everything is scanned.
+    mixed = "day >= '2024-03-08' AND qty > 10"
+    sources = _compare(spark, contract, path, mixed)
+    assert set(sources.values()) == {"scan"}
+    result, _ = _evaluate(spark, contract, path, mixed)
+    _assert_expected(result, [r for r in rows if r[7] >= dt.date(2024, 3, 8) and r[1] is not None and r[1] > 10])
+
+
+def test_a_statistics_only_contract_reads_no_data_file(spark, tmp_path):
+    """Every data file deleted after the comparison: the log alone still answers, identically."""
+    path = str(tmp_path / "no_scan")
+    rows = _rows(seed=11)
+    _create(spark, path, rows)
+    contract = load_contract(
+        {
+            "name": "log_only",
+            "checks": [
+                {"name": "rows", "type": "num_rows", "min": 1},
+                {"name": "fresh_day", "type": "freshness", "timestamp_column": "day", "max_age_hours": 200},
+            ],
+            "columns": [
+                {
+                    "name": "id",
+                    "checks": [
+                        {"name": "id_missing", "type": "missing", "max": 0},
+                        {"name": "id_max", "type": "max", "max": 10**6},
+                    ],
+                },
+                {"name": "day", "checks": [{"name": "day_min", "type": "min"}]},
+            ],
+        }  # fmt: skip
+    )
+    before, _ = _evaluate(spark, contract, path, statistics=False)
+    for entry in os.listdir(path):
+        if entry != "_delta_log":
+            shutil.rmtree(os.path.join(path, entry))
+    after, ev = _evaluate(spark, contract, path)
+    checks = [r for r in after.checks if r.check_type != "schema"]  # the schema checks read the schema only
+    assert [r.evaluated_from for r in checks] == ["statistics"] * len(checks) == ["statistics"] * 5
+    assert [(r.metric_value, r.status) for r in after.checks] == [(r.metric_value, r.status) for r in before.checks]
+    assert next(s for s in ev.stats if s.name == "scan").detail.endswith("no scan")
+    assert after.row_count == len(rows)
+    assert not math.isnan(after.checks[1].metric_value)
