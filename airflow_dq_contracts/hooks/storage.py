@@ -27,6 +27,7 @@ from collections.abc import Mapping
 
 from airflow_dq_contracts.runtime import connections
 from airflow_dq_contracts.runtime.connections import StorageCredentials, credentials_from_connection
+from airflow_dq_contracts.store.delta import access_refused
 from airflow_dq_contracts.version_compat import AirflowFailException, BaseHook, mask_secret
 
 
@@ -81,6 +82,24 @@ def check_location(creds: StorageCredentials, location: str | None) -> None:
         raise StorageConnectionError(str(exc)) from None
 
 
+def check_access(
+    creds: StorageCredentials, location: str | None, storage_options: Mapping[str, str] | None = None
+) -> None:
+    """Fail (naming the connection) when the store refuses these credentials at ``location`` (a URI).
+
+    A wrong secret otherwise looks like "no table there" to a sensor, and would reach the job.
+    Local paths and table names are not probed.
+    """
+    if not location or "://" not in str(location):
+        return
+    options = creds.storage_options(storage_options)
+    reason = access_refused(str(location), options)
+    if reason:
+        raise StorageConnectionError(
+            f"storage connection {creds.conn_id!r} (type {creds.conn_type}) is refused at {location}: {reason}"
+        )
+
+
 class StorageConnectionHook(BaseHook):
     """The hook behind ``storage_conn_id`` (the providers' shape: a connection name in, credentials out).
 
@@ -105,6 +124,7 @@ __all__ = [
     "StorageConnectionError",
     "StorageConnectionHook",
     "StorageCredentials",
+    "check_access",
     "check_location",
     "get_storage_credentials",
     "mask_credentials",

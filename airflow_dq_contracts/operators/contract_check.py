@@ -68,7 +68,12 @@ from typing import Any
 
 from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
 from airflow_dq_contracts.hooks.contract_submit import ContractJobError, ContractSubmitHook
-from airflow_dq_contracts.hooks.storage import StorageCredentials, check_location, get_storage_credentials
+from airflow_dq_contracts.hooks.storage import (
+    StorageCredentials,
+    check_access,
+    check_location,
+    get_storage_credentials,
+)
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.operators.assets import ContractAssetsMixin, search_folders
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
@@ -636,11 +641,13 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         return url
 
     def resolve_storage(self, *locations: str | None) -> None:
-        """Look ``storage_conn_id`` up (masked; a bad one fails the task naming it) for these locations."""
+        """Look ``storage_conn_id`` up (masked) and try it on these locations before anything is submitted: a
+        bad connection or a refused secret fails the task naming the connection, with nothing written."""
         if self.storage_conn_id:
             self._storage = get_storage_credentials(self.storage_conn_id)
             for location in locations:
                 check_location(self._storage, location)
+                check_access(self._storage, location)
 
     def storage_options(self) -> dict[str, str] | None:
         """delta-rs options of this task's storage connection (None without one: the worker's environment)."""

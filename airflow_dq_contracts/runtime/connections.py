@@ -168,9 +168,9 @@ def s3_settings(conn: Any) -> S3Settings:
         access_key = access_key or _field(extra, "aws_access_key_id")
         secret_key = secret_key or _field(extra, "aws_secret_access_key")
     if bool(access_key) != bool(secret_key):
-        have, missing = ("access key id", "secret access key") if access_key else ("secret access key", "access key id")
+        have, missing = ("an access key id", "secret access key") if access_key else ("a secret", "access key id")
         raise StorageConnectionError(
-            f"storage connection {conn_id!r} (type aws) has a {have} but no {missing} "
+            f"storage connection {conn_id!r} (type aws) has {have} but no {missing} "
             "(login = access key id, password = secret access key)"
         )
     s3_service = _mapping(_mapping(extra.get("service_config")).get("s3"))

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from airflow_dq_contracts.hooks.storage import resolve_storage_options
+from airflow_dq_contracts.hooks.storage import check_access, check_location, get_storage_credentials
 from airflow_dq_contracts.store.delta_log import (
     CompletenessQuery,
     CompletenessResult,
@@ -204,10 +204,16 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
 
     def _evaluate(self, context: Context) -> FreshnessResult | CompletenessResult:
         query = self._query()
-        if self.storage_conn_id:  # looked up at each poke: a rotated secret is picked up
-            options = resolve_storage_options(self.storage_conn_id, query.storage_options, location=query.path)
-            query = dataclasses.replace(query, storage_options=options)
-        return query.evaluate()
+        if not self.storage_conn_id:
+            return query.evaluate()
+        creds = get_storage_credentials(self.storage_conn_id)  # at each poke: a rotated secret is picked up
+        check_location(creds, query.path)
+        try:
+            return dataclasses.replace(query, storage_options=creds.storage_options(query.storage_options)).evaluate()
+        except DeltaMetadataError:
+            # "No table there" or an unreadable log may be a refused secret: say so, naming the connection.
+            check_access(creds, query.path, query.storage_options)
+            raise
 
     def _trigger(self, context: Context, end_time: str | None) -> MetadataPollTrigger:
         # The query carries the raw storage_options only; the connection travels by name.

@@ -27,6 +27,7 @@ Example::
 from __future__ import annotations
 
 import os
+import re
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,6 +41,7 @@ __all__ = [
     "WAREHOUSE_ENV",
     "StoreError",
     "TableNotFoundError",
+    "access_refused",
     "is_path",
     "normalise_location",
     "open_table",
@@ -158,6 +160,31 @@ def table_exists(location: str, storage_options: Mapping[str, str] | None = None
         return bool(DeltaTable.is_deltatable(normalise_location(location), dict(storage_options or {})))
     except Exception:  # noqa: BLE001 - delta-rs raises OSError, its own errors and panics alike: all mean "not readable"
         return False
+
+
+#: How object stores (through delta-rs's object_store) say "these credentials are refused".
+_REFUSED = re.compile(
+    r"lacked the necessary privileges|not authenticated|\b40[13]\b|Forbidden|AccessDenied|SignatureDoesNotMatch|"
+    r"InvalidAccessKeyId|ExpiredToken|AuthorizationFailure|AuthenticationFailed|InvalidAuthenticationInfo"
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def access_refused(location: str, storage_options: Mapping[str, str] | None = None) -> str | None:
+    """Why the store refuses these credentials at ``location`` (one line), or None (readable, or simply absent).
+
+    A sensor or an operator asks before it reports "no table there" or submits a job: a wrong secret
+    and a table not written yet look alike otherwise (:func:`table_exists` says "no" to both).
+    """
+    try:
+        open_table(location, storage_options=storage_options, without_files=True)
+    except TableNotFoundError:
+        return None
+    except StoreError as exc:
+        text = _ANSI.sub("", str(exc))
+        if _REFUSED.search(text):
+            return " ".join(line.strip() for line in text.splitlines()[:3] if line.strip())[:400]
+    return None
 
 
 def open_table(

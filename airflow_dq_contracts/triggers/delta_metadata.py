@@ -43,6 +43,7 @@ from airflow_dq_contracts.runtime.connections import (
     StorageCredentials,
     credentials_from_connection,
 )
+from airflow_dq_contracts.store.delta import access_refused
 from airflow_dq_contracts.store.delta_log import (
     CompletenessQuery,
     CompletenessResult,
@@ -159,7 +160,17 @@ class MetadataPollTrigger(BaseTrigger):
         self._resolved = dataclasses.replace(self.query, storage_options=options)
 
     def _evaluate(self) -> FreshnessResult | CompletenessResult:
-        return (self._resolved or self.query).evaluate()
+        query = self._resolved or self.query
+        try:
+            return query.evaluate()
+        except DeltaMetadataError:
+            if self.storage_conn_id:  # a refused secret is not "no table yet": never wait for it
+                reason = access_refused(query.path, query.storage_options)
+                if reason:
+                    raise StorageConnectionError(
+                        f"storage connection {self.storage_conn_id!r} is refused at {query.path}: {reason}"
+                    ) from None
+            raise
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Poll every ``poke_interval`` seconds until the condition holds, an error is permanent, or the deadline."""
