@@ -367,31 +367,106 @@ class RunSpec:
         >>> RunSpec.from_argument(arguments[0].partition("=")[2]) == spec
         True
         """
-        document = self.to_json()
-        encoded = base64.b64encode(document.encode("utf-8")).decode("ascii")
-        if len(encoded) <= max_inline_bytes:
-            return JobArguments([f"{SPEC_OPTION}={encoded}"], [])
-        if folder is None:
-            raise RunSpecError(
-                f"{len(encoded)} bytes encoded, over the inline limit of {max_inline_bytes}: "
-                "give a folder for the spec file",
-                field="spec",
-            )
-        target = Path(folder)
-        target.mkdir(parents=True, exist_ok=True)
-        # Named by content: a retry writes the same file, two runs never share one.
-        path = target / f"runspec-{hashlib.sha256(document.encode('utf-8')).hexdigest()[:24]}.json"
-        path.write_text(document, encoding="utf-8")
-        return JobArguments([f"{SPEC_FILE_OPTION}={path}"], [str(path)])
+        return _job_arguments(self.to_json(), "runspec", folder, max_inline_bytes)
 
     @classmethod
     def from_argument(cls, encoded: str) -> RunSpec:
         """The spec from the inline ``--spec`` value (base64 of its JSON); a clear error on garbage."""
-        try:
-            text = base64.b64decode(encoded.encode("ascii"), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeError, ValueError) as exc:
-            raise RunSpecError(f"not base64 of UTF-8 JSON: {exc}", field=SPEC_OPTION) from None
-        return cls.from_json(text)
+        return cls.from_json(decode_argument(encoded))
+
+
+def _job_arguments(document: str, stem: str, folder: str | Path | None, max_inline_bytes: int) -> JobArguments:
+    """``--spec=<base64>`` of ``document``, or above ``max_inline_bytes`` ``--spec-file=`` a file in ``folder``."""
+    encoded = base64.b64encode(document.encode("utf-8")).decode("ascii")
+    if len(encoded) <= max_inline_bytes:
+        return JobArguments([f"{SPEC_OPTION}={encoded}"], [])
+    if folder is None:
+        raise RunSpecError(
+            f"{len(encoded)} bytes encoded, over the inline limit of {max_inline_bytes}: give a folder for the spec file",
+            field="spec",
+        )
+    target = Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    # Named by content: a retry writes the same file, two runs never share one.
+    path = target / f"{stem}-{hashlib.sha256(document.encode('utf-8')).hexdigest()[:24]}.json"
+    path.write_text(document, encoding="utf-8")
+    return JobArguments([f"{SPEC_FILE_OPTION}={path}"], [str(path)])
+
+
+def decode_argument(encoded: str) -> str:
+    """The JSON text of an inline ``--spec`` value (base64 of UTF-8); :class:`RunSpecError` on garbage."""
+    try:
+        return base64.b64decode(encoded.encode("ascii"), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError) as exc:
+        raise RunSpecError(f"not base64 of UTF-8 JSON: {exc}", field=SPEC_OPTION) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteSpec:
+    """Several runs evaluated by ONE Spark application (``ContractCheckOperator(contract=[…])``).
+
+    ``specs`` are ordinary :class:`RunSpec` values, each complete (its contract text, dataset,
+    outputs and a ``run_id`` of its own, distinct from the others'). The document is
+    ``{"version": 1, "suite": [<spec>, …]}`` (each element what :meth:`RunSpec.to_json` writes); it
+    crosses spark-submit through the same ``--spec``/``--spec-file`` option as one spec, and
+    :func:`read_document` tells the two apart.
+
+    >>> suite = SuiteSpec((RunSpec(contract_text="name: a\n", input_path="/a", run_id="r-a"),
+    ...                    RunSpec(contract_text="name: b\n", input_path="/b", run_id="r-b")))
+    >>> read_document(suite.to_json()) == suite
+    True
+    >>> SuiteSpec((RunSpec(run_id="r"), RunSpec(run_id="r")))
+    Traceback (most recent call last):
+    ...
+    airflow_dq_contracts.runspec.RunSpecError: suite: run id 'r' given to two runs
+    """
+
+    specs: tuple[RunSpec, ...]
+
+    def __post_init__(self) -> None:
+        specs = tuple(self.specs) if isinstance(self.specs, (list, tuple)) else None
+        if not specs or not all(isinstance(spec, RunSpec) for spec in specs):
+            raise RunSpecError(f"expected a non-empty list of run specs, got {self.specs!r}", field="suite")
+        seen: set[str] = set()
+        for spec in specs:
+            if spec.run_id is None:
+                raise RunSpecError("every run of a suite needs its own run_id", field="suite")
+            if spec.run_id in seen:
+                raise RunSpecError(f"run id {spec.run_id!r} given to two runs", field="suite")
+            seen.add(spec.run_id)
+        object.__setattr__(self, "specs", specs)
+
+    def to_json(self) -> str:
+        """``{"version": 1, "suite": [...]}``: each run as :meth:`RunSpec.to_json` writes it."""
+        runs = [json.loads(spec.to_json()) for spec in self.specs]
+        return json.dumps({"version": SPEC_VERSION, "suite": runs}, separators=(",", ":"))
+
+    def job_arguments(
+        self, *, folder: str | Path | None = None, max_inline_bytes: int = MAX_INLINE_BYTES
+    ) -> JobArguments:
+        """As :meth:`RunSpec.job_arguments`: inline when small, else a ``runsuite-<hash>.json`` file to ship."""
+        return _job_arguments(self.to_json(), "runsuite", folder, max_inline_bytes)
+
+
+def read_document(text: str) -> RunSpec | SuiteSpec:
+    """The job's input: one run's spec, or a :class:`SuiteSpec` (a document with ``"suite"``). Strict, as
+    :meth:`RunSpec.from_json`."""
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise RunSpecError(f"not JSON: {exc}", field="spec") from None
+    if not isinstance(document, dict) or "suite" not in document:
+        return RunSpec.from_json(text)
+    if document.get("version") != SPEC_VERSION or set(document) != {"version", "suite"}:
+        raise RunSpecError(
+            f"a suite is {{version: {SPEC_VERSION}, suite: [...]}}, got keys {sorted(document)} "
+            f"and version {document.get('version')!r}",
+            field="suite",
+        )
+    runs = document["suite"]
+    if not isinstance(runs, list) or not all(isinstance(run, dict) for run in runs):
+        raise RunSpecError("expected a list of run specs", field="suite")
+    return SuiteSpec(tuple(RunSpec.from_json(json.dumps(run)) for run in runs))
 
 
 def _reference_mapping(value: Any) -> Mapping[str, ReferenceOverride]:

@@ -8,6 +8,11 @@ it imports neither Spark nor the job itself.
 
     DQ_CONTRACTS_DONE {"run_id": ..., "decision": ..., "row_count": ..., ...}
     DQ_CONTRACTS_ERROR {"kind": "invalid_contract" | "invalid_arguments" | "run_failed", "message": ...}
+
+A suite (several contracts in one application, :class:`~airflow_dq_contracts.runspec.SuiteSpec`) ends with
+ONE DONE line listing each run: the payload above when it was evaluated, else its own error::
+
+    DQ_CONTRACTS_DONE {"suite": [{"run_id": ..., "decision": ...}, {"run_id": ..., "contract": ..., "error": {"kind": ..., "message": ...}}]}
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from typing import Any
 
 DONE_MARKER = "DQ_CONTRACTS_DONE"
 ERROR_MARKER = "DQ_CONTRACTS_ERROR"
+#: The DONE payload's key listing a suite's runs (one entry per run, in the suite's order).
+SUITE_KEY = "suite"
 
 
 def parse_marker(line: str) -> tuple[str, dict[str, Any]] | None:

@@ -41,10 +41,12 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER
+from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, SUITE_KEY
 
 if TYPE_CHECKING:
-    from airflow_dq_contracts.runspec import RunSpec
+    from airflow_dq_contracts.engine.suite import SuiteOutcome
+    from airflow_dq_contracts.results import ContractResult
+    from airflow_dq_contracts.runspec import RunSpec, SuiteSpec
 
 # The package's other modules are imported where they are used: this module imports with the standard
 # library alone (a driver that lacks a dependency still gets a marker saying so, not an ImportError).
@@ -85,6 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="also append the DONE/ERROR marker lines to this file (cluster deploy mode: the "
         "submitter cannot see the driver's stdout)",
     )
+    # Spark Connect transport (hooks/spark_connect.py): this process is the Connect client; the token
+    # comes in $DQ_CONTRACTS_CONNECT_TOKEN, never on the command line.
+    parser.add_argument("--remote", metavar="sc://HOST:PORT", help="run as a Spark Connect client of this server")
+    parser.add_argument(
+        "--connect-timeout", type=float, metavar="SECONDS", help="fail when the server does not answer within this"
+    )
+    parser.add_argument("--connection", metavar="NAME", help="the Airflow connection's id, for error messages")
     return parser
 
 
@@ -106,12 +115,13 @@ def _shipped_file(name: str) -> str | None:
     return candidate if os.path.isfile(candidate) else None
 
 
-def read_spec(args: argparse.Namespace) -> RunSpec:
-    """The run's spec from the parsed arguments (inline, or the file); :class:`RunSpecError` if unreadable."""
-    from airflow_dq_contracts.runspec import SPEC_FILE_OPTION, RunSpec, RunSpecError
+def read_spec(args: argparse.Namespace) -> RunSpec | SuiteSpec:
+    """The run's spec — or a suite of them — from the parsed arguments (inline, or the file);
+    :class:`RunSpecError` if unreadable."""
+    from airflow_dq_contracts.runspec import SPEC_FILE_OPTION, RunSpecError, decode_argument, read_document
 
     if args.spec is not None:
-        return RunSpec.from_argument(args.spec)
+        return read_document(decode_argument(args.spec))
     path = args.spec_file
     found = path if os.path.isfile(path) else _shipped_file(path)
     if found is None:
@@ -120,7 +130,7 @@ def read_spec(args: argparse.Namespace) -> RunSpec:
         )
     try:
         with open(found, encoding="utf-8") as handle:
-            return RunSpec.from_json(handle.read())
+            return read_document(handle.read())
     except (OSError, UnicodeError) as exc:
         raise RunSpecError(f"cannot read {found}: {exc}", field=SPEC_FILE_OPTION) from None
 
@@ -159,11 +169,13 @@ def error_text(exc: BaseException) -> str:
 def run(args: argparse.Namespace) -> int:
     """Evaluate the run the spec describes; print the markers; return the exit code."""
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
-    from airflow_dq_contracts.runspec import RunSpecError
+    from airflow_dq_contracts.runspec import RunSpecError, SuiteSpec
 
     markers_out = args.markers_out
     try:
         spec = read_spec(args)
+        if isinstance(spec, SuiteSpec):  # several contracts, one application: engine/suite.py
+            return run_suite(spec, markers_out)
         markers_out = markers_out or spec.markers_out
         if spec.contract_text is None:
             raise RunSpecError("the spec carries no contract text", field="contract_text")
@@ -184,15 +196,27 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
 
     try:
+        from airflow_dq_contracts.engine.connect_session import ConnectUnreachable, job_session, run_scope
         from airflow_dq_contracts.engine.runner import run_contract
-        from airflow_dq_contracts.engine.session import get_spark, startup_line
+        from airflow_dq_contracts.engine.session import startup_line
+        from airflow_dq_contracts.store.spark_remote import catalog_locations
 
         # Inside spark-submit the master, jars and conf come from the command line; local tuning
         # would be wrong on a cluster, so the submitter passes it explicitly when it wants it.
+        # With --remote this process is a Spark Connect client instead (engine/connect_session.py).
         session_started = time.time()
-        spark = get_spark(app_name=f"dq-contracts:{contract.name}", local_tuning=False)
+        try:
+            spark = job_session(f"dq-contracts:{contract.name}", args.remote, args.connect_timeout, args.connection)
+        except ConnectUnreachable as exc:
+            _emit(ERROR_MARKER, {"kind": "submit_failed", "message": str(exc)}, markers_out)
+            return EXIT_RUN_FAILED
         _progress(startup_line(spark, PROCESS_STARTED, session_started))
-        result = run_contract(spark, contract, spec, progress=_progress)
+        with run_scope(spark, spec.run_id, remote=bool(args.remote)):
+            result = run_contract(spark, contract, spec, progress=_progress)
+            # Where the catalog put the named tables: the Airflow side reads them there (store/catalog_names.py).
+            locations = catalog_locations(
+                spark, [spec.table, spec.results_table, spec.quarantine_table, spec.valid_table]
+            )
         summary = result.summary()
         if spec.summary_out:
             with open(spec.summary_out, "w", encoding="utf-8") as handle:
@@ -202,24 +226,66 @@ def run(args: argparse.Namespace) -> int:
         _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
         return EXIT_RUN_FAILED
 
-    _emit(
-        DONE_MARKER,
-        {
-            "run_id": summary["run_id"],
-            "decision": summary["decision"],
-            "status": summary["status"],
-            "row_count": summary["row_count"],
-            "checks": len(summary["checks"]),
-            "quarantine": summary.get("quarantine"),
-            "valid": summary.get("valid"),
-            "results_table": summary.get("results_table"),
-            "results_version": result.results_version,
-            "started_at": summary["started_at"],
-            "finished_at": summary["finished_at"],
-        },
-        markers_out,
-    )
+    _emit(DONE_MARKER, {**done_payload(summary, result), "locations": locations}, markers_out)
     return EXIT_OK
+
+
+def done_payload(summary: dict[str, Any], result: ContractResult) -> dict[str, Any]:
+    """What the DONE marker says of one evaluated run (the submitter cross-checks it with the table)."""
+    return {
+        "run_id": summary["run_id"],
+        "decision": summary["decision"],
+        "status": summary["status"],
+        "row_count": summary["row_count"],
+        "checks": len(summary["checks"]),
+        "quarantine": summary.get("quarantine"),
+        "valid": summary.get("valid"),
+        "results_table": summary.get("results_table"),
+        "results_version": result.results_version,
+        "started_at": summary["started_at"],
+        "finished_at": summary["finished_at"],
+    }
+
+
+def run_suite(suite: SuiteSpec, markers_out: str | None) -> int:
+    """Evaluate every run of ``suite`` in this one application; ONE DONE marker lists each run's outcome.
+
+    A run that fails (its input missing, its contract invalid) is that run's ``error`` entry in the
+    marker (``{"run_id", "contract", "error": {"kind", "message"}}``), never the others' failure:
+    the job exits 0 once every run was attempted. Only what concerns the whole application (Spark
+    did not start) is an ERROR marker and exit 1.
+    """
+    try:
+        from airflow_dq_contracts.engine.session import get_spark, startup_line
+        from airflow_dq_contracts.engine.suite import load_suite, run_suite_outcomes
+
+        outcomes = load_suite(suite)
+        session_started = time.time()
+        spark = get_spark(app_name=f"dq-contracts:suite of {len(outcomes)}", local_tuning=False)
+        _progress(startup_line(spark, PROCESS_STARTED, session_started))
+        run_suite_outcomes(spark, outcomes, progress=_progress)
+        entries = [_suite_entry(outcome) for outcome in outcomes]
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one readable marker + exit 1
+        traceback.print_exc()
+        _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
+        return EXIT_RUN_FAILED
+    _emit(DONE_MARKER, {SUITE_KEY: entries}, markers_out)
+    return EXIT_OK
+
+
+def _suite_entry(outcome: SuiteOutcome) -> dict[str, Any]:
+    if outcome.result is None:
+        error = outcome.error or RuntimeError("not evaluated")
+        return {
+            "run_id": outcome.spec.run_id,
+            "contract": outcome.contract_name,
+            "error": {"kind": outcome.error_kind, "message": error_text(error)},
+        }
+    summary = outcome.result.summary()
+    if outcome.spec.summary_out:
+        with open(outcome.spec.summary_out, "w", encoding="utf-8") as handle:
+            json.dump(summary, handle, indent=2, default=str)
+    return done_payload(summary, outcome.result)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from airflow_dq_contracts.contract.model import ACTIONS
+from airflow_dq_contracts.operators.contract_suite import decide_suite, describe_suite, is_suite_summary
 from airflow_dq_contracts.results import (
     DECISION_GATE,
     DECISION_PASS,
@@ -181,7 +182,18 @@ class ContractBranchOperator(BaseBranchOperator):
         }
 
     def decide(self, summary: dict[str, Any]) -> tuple[str, list[CheckResult]]:
-        """(decision, checks as routed) for a summary, with this operator's policy applied."""
+        """(decision, checks as routed) for a summary, with this operator's policy applied.
+
+        A task with several contracts pushed a suite summary: each contract is decided so, one without
+        results is ``gate``, and the worst decision routes (see :mod:`.contract_suite`).
+        """
+        if is_suite_summary(summary):
+            decision, checks = decide_suite(summary, self.decide)
+            if not self.policy and summary.get("decision") not in (None, decision):
+                raise AirflowException(
+                    f"{self.task_id}: suite summary says {summary.get('decision')!r} but its contracts decide {decision!r}"
+                )
+            return decision, checks
         if not isinstance(summary, dict) or not isinstance(summary.get("checks"), list):
             raise AirflowException(
                 f"{self.task_id}: the XCom of {self.check_task_id!r} is not a contract summary "
@@ -210,19 +222,22 @@ class ContractBranchOperator(BaseBranchOperator):
             )
         decision, checks = self.decide(summary)
         counts = summary.get("counts") or {}
-        self.log.info(
-            "Contract %s %s on %s: decision %s (%s passed, %s failed, %s error; %s rows, %s quarantined)%s",
-            (summary.get("contract") or {}).get("name"),
-            (summary.get("contract") or {}).get("version") or "",
-            summary.get("dataset"),
-            decision.upper(),
-            counts.get("passed"),
-            counts.get("failed"),
-            counts.get("error"),
-            summary.get("row_count"),
-            (summary.get("quarantine") or {}).get("rows", 0),
-            " [policy override]" if self.policy else "",
-        )
+        if is_suite_summary(summary):
+            self.log.info("%s%s", describe_suite(summary), " [policy override]" if self.policy else "")
+        else:
+            self.log.info(
+                "Contract %s %s on %s: decision %s (%s passed, %s failed, %s error; %s rows, %s quarantined)%s",
+                (summary.get("contract") or {}).get("name"),
+                (summary.get("contract") or {}).get("version") or "",
+                summary.get("dataset"),
+                decision.upper(),
+                counts.get("passed"),
+                counts.get("failed"),
+                counts.get("error"),
+                summary.get("row_count"),
+                (summary.get("quarantine") or {}).get("rows", 0),
+                " [policy override]" if self.policy else "",
+            )
         table = failed_checks_table(checks)
         if table:
             self.log.info("Checks that did not pass:\n%s", table)

@@ -68,6 +68,7 @@ from typing import Any
 
 from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
 from airflow_dq_contracts.hooks.contract_submit import ContractJobError, ContractSubmitHook
+from airflow_dq_contracts.hooks.spark_connect import ContractConnectHook, is_connect_connection
 from airflow_dq_contracts.hooks.storage import (
     StorageCredentials,
     check_access,
@@ -76,9 +77,11 @@ from airflow_dq_contracts.hooks.storage import (
 )
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.operators.assets import ContractAssetsMixin, search_folders
+from airflow_dq_contracts.operators.contract_suite import check_suite_arguments, run_suite_task
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
 from airflow_dq_contracts.results import DECISION_GATE, CheckResult, ContractResult, make_run_id
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, normalise_reference_time
+from airflow_dq_contracts.store import catalog_names
 from airflow_dq_contracts.store.delta import StoreError, is_path, resolve_location
 from airflow_dq_contracts.store.results_store import count_run_rows, read_results
 from airflow_dq_contracts.timeutil import parse_time, utcnow
@@ -165,7 +168,12 @@ def collect_summary(
 
     ``reported`` is the job's own completion payload (client mode); it is cross-checked against
     the table, never trusted instead of it: a mismatch means rows were lost or duplicated.
+    Catalog names resolve where the job's catalog put them (``reported["locations"]``, recorded in the
+    warehouse for the sensors and the report: :mod:`airflow_dq_contracts.store.catalog_names`).
     """
+    locations = dict((reported or {}).get("locations") or {})
+    for name, where in locations.items():
+        catalog_names.record(warehouse, name, where)
     try:
         location = resolve_location(results_table, warehouse)
         # The job's report names its results commit: read that one commit, not the whole history.
@@ -210,6 +218,8 @@ def collect_summary(
         filter=filter,
     )
     summary = result.summary()
+    if locations:
+        summary["locations"] = locations
     if reported is not None and reported.get("decision") not in (None, summary["decision"]):
         raise AirflowException(
             f"the job decided {reported.get('decision')!r} but the rows in {results_table} decide "
@@ -233,7 +243,8 @@ def _row_count(contract: Contract, records: list[CheckResult], reported: dict[st
 class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
     """Evaluate a data contract on a dataset with Spark; push the summary to XCom (see module docs).
 
-    :param contract: path of a YAML/JSON contract (templated: its text is rendered), YAML text, or a dict.
+    :param contract: path of a YAML/JSON contract (templated: its text is rendered), YAML text, or a dict;
+        or a list of them: every contract in ONE Spark application (see :mod:`.contract_suite`).
     :param table: catalog table to check. Exclusive with ``input_path``.
     :param input_path: path of the dataset to check; neither given → the contract's ``dataset``.
     :param input_format: format of ``input_path`` (delta, parquet, csv, json, orc).
@@ -243,7 +254,8 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
     :param results_table: Delta results table (path or table name); default in the warehouse.
     :param quarantine_table: Delta table for violating rows; default per contract in the warehouse.
     :param valid_table: Delta table for the remaining rows; default none.
-    :param conn_id: Spark connection.
+    :param conn_id: Spark connection; one of type ``spark_connect`` runs the job as a Spark Connect client
+        (no spark-submit; see :mod:`airflow_dq_contracts.hooks.spark_connect`).
     :param spark_conf: extra Spark conf (templated), over the Delta settings.
     :param packages: extra Maven coordinates (Delta's is added).
     :param jars: extra jars.
@@ -305,7 +317,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
     def __init__(
         self,
         *,
-        contract: str | dict[str, Any],
+        contract: str | dict[str, Any] | list[str | dict[str, Any]],
         table: str | None = None,
         input_path: str | None = None,
         input_format: str | None = "delta",
@@ -335,7 +347,17 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         super().__init__(**kwargs)
         if table and input_path:
             raise ValueError(f"{self.task_id}: give table= or input_path=, not both")
-        if not isinstance(contract, (str, dict, os.PathLike)) or (isinstance(contract, str) and not contract.strip()):
+        if isinstance(contract, (list, tuple)):  # several contracts, one application (contract_suite.py)
+            contract = check_suite_arguments(
+                self.task_id,
+                contract,
+                table=table,
+                input_path=input_path,
+                references=references,
+                quarantine_table=quarantine_table,
+                valid_table=valid_table,
+            )
+        elif not isinstance(contract, (str, dict, os.PathLike)) or (isinstance(contract, str) and not contract.strip()):
             raise ValueError(f"{self.task_id}: contract= must be a path, YAML text or a dict, got {contract!r}")
         self.contract = os.fspath(contract) if isinstance(contract, os.PathLike) else contract
         self.table = table
@@ -366,7 +388,11 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         self._contract_origin: str = (
             str(self.contract) if self._is_contract_path(self.contract) else f"<{self.task_id}.contract>"
         )
-        self._hook: ContractSubmitHook | None = None
+        self._contract_origins = [
+            str(item) if self._is_contract_path(item) else f"<{self.task_id}.contract[{index}]>"
+            for index, item in enumerate(self.contract if isinstance(self.contract, list) else [])
+        ]
+        self._hook: ContractSubmitHook | ContractConnectHook | None = None
         self._lineage: dict[str, Any] | None = None  # what the last execute() checked and wrote
         self.add_contract_asset(emit_asset, search_folders(self))
 
@@ -417,15 +443,19 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             self.contract = source
         if jinja_env is None:
             jinja_env = self.get_template_env()
-        if isinstance(source, dict):
-            self.contract = self.render_template(source, context, jinja_env) if self.render_contract else source
+        if isinstance(source, list):
+            origins = self._contract_origins
+            self.contract = [self._render_contract(*pair, context, jinja_env)[0] for pair in zip(source, origins)]
             return
+        self.contract, self._contract_origin = self._render_contract(source, self._contract_origin, context, jinja_env)
+
+    def _render_contract(self, source: Any, origin: str, context: Context, jinja_env: Any) -> tuple[Any, str]:
+        """(rendered contract, name for error locations) of one contract: a dict, a file or a text."""
+        if isinstance(source, dict):
+            return (self.render_template(source, context, jinja_env) if self.render_contract else source), origin
         if self._is_contract_path(source):
-            text, origin = self._read_contract_file(source)
-        else:
-            text, origin = source, self._contract_origin
-        self._contract_origin = origin
-        self.contract = self._render_text(text, origin, context, jinja_env) if self.render_contract else text
+            source, origin = self._read_contract_file(source)
+        return (self._render_text(source, origin, context, jinja_env) if self.render_contract else source), origin
 
     def _render_text(self, text: str, origin: str, context: Context, jinja_env: Any) -> str:
         import jinja2
@@ -441,17 +471,26 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         # Jinja drops the final newline; keep the text a document (a single line would read as a path).
         return rendered if rendered.endswith("\n") or not text.endswith("\n") else rendered + "\n"
 
-    def load_contract(self) -> tuple[Contract, str]:
-        """Validate the (rendered) contract locally; (contract, its text as shipped to the job).
+    def contract_sources(self) -> list[tuple[Any, str]]:
+        """(contract, name for error locations) of each contract of a task given a list (see ``contract_suite``)."""
+        return list(zip(self.contract, self._contract_origins)) if isinstance(self.contract, list) else []
+
+    def load_contract(self, source: Any = None, origin: str | None = None) -> tuple[Contract, str]:
+        """Validate the (rendered) contract — or ``source`` named ``origin`` — locally; (contract, its text as
+        shipped to the job).
 
         Raises ``AirflowFailException`` listing every problem, located (no retry: a bad contract
         does not heal).
         """
-        source = self.contract
+        alone = source is None
+        if alone:
+            source, origin = self.contract, self._contract_origin
         if self._is_contract_path(source):  # not rendered (execute() called directly)
-            source, self._contract_origin = self._read_contract_file(source)  # type: ignore[arg-type]
+            source, origin = self._read_contract_file(source)
+            if alone:
+                self._contract_origin = origin
         try:
-            contract = load_contract(source, filename=self._contract_origin, policy=self.policy)
+            contract = load_contract(source, filename=origin, policy=self.policy)
         except ContractValidationError as exc:
             raise AirflowFailException(f"invalid contract, nothing submitted:\n{exc}") from None
         if isinstance(source, dict):
@@ -514,11 +553,14 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
 
     def make_hook(
         self, application_args: list[str], files: list[str], warehouse: str, run_id: str | None = None
-    ) -> ContractSubmitHook:
+    ) -> ContractSubmitHook | ContractConnectHook:
         """The hook that submits the job (overridable, e.g. to add ``post_submit_commands``).
 
         ``run_id`` identifies the run across retries (the hook reclaims an earlier attempt's driver by it).
+        A ``spark_connect`` connection runs the job as a Spark Connect client instead (hooks/spark_connect.py).
         """
+        if is_connect_connection(self.conn_id):
+            return ContractConnectHook(conn_id=self.conn_id, application_args=application_args, run_id=run_id)
         kwargs = dict(self.spark_submit_kwargs)
         extra_files = kwargs.pop("files", None)
         file_list = files + ([extra_files] if isinstance(extra_files, str) else list(extra_files or []))
@@ -536,11 +578,23 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             **kwargs,
         )
 
+    def submit(self, hook: ContractSubmitHook, what: str) -> dict[str, Any] | None:
+        """Run ``hook``'s job (``on_kill`` stops it); the job's report, or the task's failure naming ``what``."""
+        self._hook = hook
+        try:
+            return hook.submit_job()
+        except ContractJobError as exc:
+            if exc.kind in ("invalid_contract", "invalid_arguments"):
+                raise AirflowFailException(f"the contract job refused its input: {exc}") from None
+            raise AirflowException(f"{what} failed: {exc}") from None
+
     def execute(self, context: Context) -> dict[str, Any]:
         """Validate, submit, read back, push the summary; fail on gate when ``fail_on_gate``."""
         started_at = utcnow()
-        contract, text = self.load_contract()
         warehouse = self.warehouse or default_warehouse()
+        if isinstance(self.contract, list):  # several contracts, one application
+            return run_suite_task(self, context, warehouse, collect_summary)
+        contract, text = self.load_contract()
         spec = self.run_spec(context, contract, text, warehouse)
         assert spec.run_id is not None and spec.results_table is not None  # set by run_spec
         self.resolve_storage(spec.input_path, spec.results_table, spec.quarantine_table, spec.valid_table)
@@ -558,13 +612,8 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             f" where {spec.filter}" if spec.filter else "",
             run_id,
         )
-        self._hook = self.make_hook(arguments, files, warehouse, run_id=run_id)
-        try:
-            reported = self._hook.submit_job()
-        except ContractJobError as exc:
-            if exc.kind in ("invalid_contract", "invalid_arguments"):
-                raise AirflowFailException(f"the contract job refused its input: {exc}") from None
-            raise AirflowException(f"contract job for {contract.name} on {dataset} failed: {exc}") from None
+        hook = self.make_hook(arguments, files, warehouse, run_id=run_id)
+        reported = self.submit(hook, f"contract job for {contract.name} on {dataset}")
 
         summary = collect_summary(
             contract,
@@ -580,7 +629,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             reported=reported,
             storage_options=self.storage_options(),
         )
-        summary["report"] = self._write_report(context, summary, warehouse) if self.write_report else None
+        summary["report"] = self.run_report(context, summary, warehouse)
         self._lineage = {
             "contract": contract,
             "summary": summary,
@@ -614,6 +663,10 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             )
             raise AirflowFailException(f"contract {contract.name} decided GATE on {dataset}: {names}")
         return summary
+
+    def run_report(self, context: Context, summary: dict[str, Any], warehouse: str) -> str | None:
+        """The run's HTML report's URL when ``write_report`` (None when off or it could not be written)."""
+        return self._write_report(context, summary, warehouse) if self.write_report else None
 
     def _write_report(self, context: Context, summary: dict[str, Any], warehouse: str) -> str | None:
         """Write the run's HTML report; push and return its URL (None, logged, if it could not be written)."""
