@@ -18,7 +18,7 @@ os.environ.pop("SPARK_HOME", None)
 
 # Airflow reads AIRFLOW_HOME and its database URL once, at first import: the throw-away test
 # environment must be in place before any test module (or plugin) imports airflow.
-pytest_plugins = ["airflow_fixtures"]
+pytest_plugins = ["airflow_fixtures", "s3_fixtures"]
 
 
 @pytest.fixture(scope="session")
