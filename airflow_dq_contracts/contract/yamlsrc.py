@@ -39,7 +39,9 @@ class SourceMap:
             probe = probe[:-1]
 
 
-# Far above any real contract; stops an alias "billion laughs" document from expanding without end.
+# Values built by re-expanding an alias (an anchored node built again): far above any real document's
+# reuse, and it stops a "billion laughs" document. Plain values are not counted: a large file of plain
+# rules is not a bomb.
 MAX_NODES = 200_000
 
 
@@ -51,7 +53,8 @@ class YamlSyntaxError(ValueError):
         self.line = line
 
 
-class _Builder(yaml.SafeLoader):
+# libyaml's parser (when PyYAML has it) composes several times faster; construction stays PyYAML's safe one.
+class _Builder(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     pass
 
 
@@ -93,16 +96,20 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, st
 
         own_keys: dict[int, set[int]] = {}  # mapping node → its key nodes written in place (not merged)
         active: set[int] = set()  # collection nodes being built: an alias back into one is a cycle
+        seen: set[int] = set()  # nodes built once: building one again is an alias expansion
         built = [0]
 
         def build(n: yaml.Node, path: Path) -> Any:
             smap.lines.setdefault(path, n.start_mark.line + 1)
             _refuse_foreign_tag(n, loader)
-            built[0] += 1
-            if built[0] > MAX_NODES:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"the document expands to more than {MAX_NODES} values (aliases?)", n.start_mark
-                )
+            if id(n) in seen:
+                built[0] += 1
+                if built[0] > MAX_NODES:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the document expands to more than {MAX_NODES} values through aliases", n.start_mark
+                    )
+            else:
+                seen.add(id(n))
             if isinstance(n, (yaml.MappingNode, yaml.SequenceNode)):
                 if id(n) in active:
                     raise yaml.constructor.ConstructorError(

@@ -213,7 +213,9 @@ def _options(found: Found, prop: dict, path: Path, column: dict, kind: str | Non
     if "format" in raw:
         fmt = raw["format"]
         if logical in (None, "string") and kind in (None, "string"):
-            if fmt in FORMAT_PATTERNS:
+            if fmt in FORMAT_PATTERNS and "pattern" in column:  # both must hold: the format as its own check
+                checks.append({"name": f"{name} format {fmt}", "type": "pattern", "format": fmt})
+            elif fmt in FORMAT_PATTERNS:
                 column["format"] = fmt
             else:
                 found.refuse(
