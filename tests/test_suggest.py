@@ -270,12 +270,29 @@ def test_each_suggestion_matches_plain_python(suggestion: Any, days: dict[str, A
     assert load_contract(suggestion.yaml).name == "orders_suggested"
 
 
-def test_clean_days_pass_and_every_fault_is_caught(spark: Any, suggestion: Any, days: dict[str, Any]) -> None:
-    contract = suggestion.contract
+@pytest.fixture(scope="module")
+def clean_runs(spark: Any, suggestion: Any, days: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The suggested contract run on every clean day, its results written to one results table (history)."""
+    results = str(tmp_path_factory.mktemp("suggest_results") / "results")
+    runs = []
     for index, _, path in days["clean"]:
         result = run_contract(
-            spark, contract, input_path=path, input_format="parquet", reference_time=reference_time(index)
+            spark,
+            suggestion.contract,
+            input_path=path,
+            input_format="parquet",
+            reference_time=reference_time(index),
+            results_table=results,
         )
+        runs.append((index, result))
+    return results, runs
+
+
+def test_clean_days_pass_and_every_fault_is_caught(
+    spark: Any, suggestion: Any, days: dict[str, Any], clean_runs: Any
+) -> None:
+    contract = suggestion.contract
+    for index, result in clean_runs[1]:
         bad = [(r.check_id, r.status, r.message) for r in result.checks if r.status != "passed"]
         assert not bad, f"clean day {index}: {bad}"
         assert result.decision == "pass"
@@ -302,3 +319,70 @@ def test_clean_days_pass_and_every_fault_is_caught(spark: Any, suggestion: Any, 
     assert "qty/schema" in caught["retyped_column"]
     assert "_table_/row_count_within_its_band" in caught["volume_drop"]
     assert "_table_/sla_freshness" in caught["stale_data"]
+
+
+def test_cli_suggests_from_a_delta_table_with_history(
+    spark: Any, days: dict[str, Any], clean_runs: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dq-contracts suggest`` end to end: a partitioned Delta input, a filter, history → a file validate accepts."""
+    from deltalake import write_deltalake
+
+    from airflow_dq_contracts.cli.main import main
+
+    results, runs = clean_runs
+    table = tmp_path / "orders"
+    rows = [row for _, day_rows, _ in days["clean"] for row in day_rows]
+    write_deltalake(
+        str(table),
+        pa.Table.from_pylist(rows, schema=pa.schema([(n, _TYPES[n]) for n in rows[0]])),
+        partition_by=["order_date"],
+    )
+    out = tmp_path / "orders.yaml"
+    last = CLEAN_DAYS - 1
+    day = (FIRST_DAY + dt.timedelta(days=last)).isoformat()
+    code = main(
+        [
+            "suggest",
+            "--input",
+            str(table),
+            "--filter",
+            f"order_date = '{day}'",
+            "--results-table",
+            results,
+            "--name",
+            "orders_suggested",
+            "--reference-time",
+            reference_time(last).isoformat(),
+            "-o",
+            str(out),
+            "-q",
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    assert main(["validate", str(out)]) == 0
+    text = out.read_text()
+    document = load_contract(str(out))
+    assert document.dataset.path == str(table) and document.metadata["partitioned_by"] == ["order_date"]
+    # the volume band comes from the history of the earlier clean runs (plain Python over their rows)
+    earlier = [len(r) for i, r, _ in days["clean"] if i < last]
+    mean = sum(earlier) / len(earlier)
+    (volume,) = [c for c in document.checks if c.type == "num_rows"]
+    assert volume.baseline is not None and volume.name == "Row count within its band"
+    assert volume.baseline.band == (
+        min(0.8, math.floor(0.8 * min(earlier) / mean * 100) / 100),
+        max(1.25, math.ceil(1.25 * max(earlier) / mean * 100) / 100),
+    )
+    assert f"{len(earlier)} runs" in text
+    # the filter scoped the profile to one day: its row count is the evidence
+    day_rows = len(days["clean"][last][1])
+    assert f"today {day_rows:,} rows" in text
+    # --format odcs writes an ODCS v3 document validate accepts
+    odcs = tmp_path / "orders.odcs.yaml"
+    _, _, first_path = days["clean"][0]
+    code = main(
+        ["suggest", "--input", first_path, "--input-format", "parquet", "--format", "odcs", "-o", str(odcs), "-q"]
+    )
+    assert code == 0, capsys.readouterr().err
+    assert "kind: DataContract" in odcs.read_text()
+    assert main(["validate", str(odcs)]) == 0
+    assert main(["suggest", "--input", str(table), "--sample", "0"]) == 1

@@ -17,6 +17,7 @@ from airflow_dq_contracts.cli.history import add_parser as add_history_parser
 from airflow_dq_contracts.cli.interop import register as register_interop
 from airflow_dq_contracts.cli.jars import add_parser as add_jars_parser
 from airflow_dq_contracts.cli.report import add_parser as add_report_parser
+from airflow_dq_contracts.cli.suggest import add_parser as add_suggest_parser
 from airflow_dq_contracts.contract.model import DATASET_FORMATS
 
 EXIT_OK = 0
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_jars_parser(sub)
     add_report_parser(sub)
     add_history_parser(sub)
+    add_suggest_parser(sub)  # draft a contract from the data
     register_interop(sub)  # import datahub|dataplex, export datahub
     return parser
 

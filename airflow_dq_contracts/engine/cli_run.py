@@ -155,6 +155,14 @@ def _start_spark(args: argparse.Namespace, contract: Contract, say: Progress) ->
     return spark, True
 
 
+def start_spark(args: argparse.Namespace, name: str, say: Progress) -> tuple[SparkSession, bool]:
+    """The local session another ``dq-contracts`` command (``suggest``) runs on, started as ``run`` starts it.
+
+    ``args`` gives ``--master`` and ``--conf``; returns (session, whether it was started here: stop it then).
+    """
+    return _start_spark(args, load_contract({"name": name}), say)
+
+
 def _print_outcome(result: ContractResult, out: Any) -> None:
     counts = result.counts()
     print(

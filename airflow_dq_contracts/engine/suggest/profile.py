@@ -404,7 +404,9 @@ def profile_frame(
     began = time.perf_counter()
     strings = [f.name for f in fields if family_of(f.dataType) == "string"]
     candidates = _probe(frame, strings)
-    passes.append((f"probe ({min(PROBE_ROWS, 1000)} rows of {len(strings)} string columns)", time.perf_counter() - began))
+    passes.append(
+        (f"probe ({min(PROBE_ROWS, 1000)} rows of {len(strings)} string columns)", time.perf_counter() - began)
+    )
 
     began = time.perf_counter()
     checks = _profiling_checks(fields, candidates)

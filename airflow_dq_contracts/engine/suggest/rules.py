@@ -259,7 +259,9 @@ def _allowed_values(draft: Draft, path: tuple[Any, ...], item: ColumnProfile, pr
         return None
     ordered = sorted(item.values, key=lambda v: (-item.values[v], v)) if item.values else []
     shown = ", ".join(f"{v} {count_text(item.values[v])}" for v in ordered[:8])
-    draft.note(path + ("allowed_values",), f"{distinct} distinct values{' (sample)' if profile.sample else ''}: {shown}")
+    draft.note(
+        path + ("allowed_values",), f"{distinct} distinct values{' (sample)' if profile.sample else ''}: {shown}"
+    )
     return sorted(item.values)
 
 
@@ -338,7 +340,9 @@ def _volume(draft: Draft, profile: Profile) -> dict[str, Any]:
             f"{number_text(round(mean))} (min {number_text(min(values))}, max {number_text(max(values))}); "
             f"today {evidence}",
         )
-        draft.note(("checks", 0), "band: 0.8 × the quietest and 1.25 × the busiest day of that history, around its mean")
+        draft.note(
+            ("checks", 0), "band: 0.8 × the quietest and 1.25 × the busiest day of that history, around its mean"
+        )
         return check
     low = max(0, math.floor(VOLUME_BAND[0] * (estimated - spread)))
     high = math.ceil(VOLUME_BAND[1] * (estimated + spread))
