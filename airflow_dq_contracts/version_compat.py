@@ -90,7 +90,7 @@ except ImportError:  # pragma: no cover - 3.0
 try:
     from airflow.sdk import BaseHook  # noqa: E402
 except ImportError:  # pragma: no cover - releases that do not export it there
-    from airflow.hooks.base import BaseHook  # type: ignore[no-redef,unused-ignore]  # noqa: E402
+    from airflow.hooks.base import BaseHook  # type: ignore[attr-defined,no-redef,unused-ignore]  # noqa: E402
 
 try:
     from airflow.triggers.base import BaseTrigger, TriggerEvent  # noqa: E402

@@ -59,6 +59,7 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -593,7 +594,9 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         started_at = utcnow()
         warehouse = self.warehouse or default_warehouse()
         if isinstance(self.contract, list):  # several contracts, one application
-            return run_suite_task(self, context, warehouse, collect_summary)
+            self.resolve_storage(self.input_path, self.results_table, self.quarantine_table, self.valid_table)
+            collect = functools.partial(collect_summary, storage_options=self.storage_options())
+            return run_suite_task(self, context, warehouse, collect)
         contract, text = self.load_contract()
         spec = self.run_spec(context, contract, text, warehouse)
         assert spec.run_id is not None and spec.results_table is not None  # set by run_spec
