@@ -3,8 +3,10 @@
 ``./dev demo`` calls this. Everything is local and real: Airflow 3 (``dag.test()`` on SQLite under
 ``.work/airflow``), spark-submit of the packaged contract job on ``local[*]``, Delta tables under
 ``.work/warehouse``. It prints one progress line per step, then the decision, the results rows
-of the run and the quarantine count. Running it twice gives the same output: the logical date is
-fixed, so the run id is the same and the second run *replaces* the first one's results.
+of the run and the quarantine count; then the asset example (``scripts/demo_assets.py``): the checked
+asset's producer, its event's verdict, and the consumer running after pass/quarantine and refusing a
+gate. Running it twice gives the same output: the logical date is fixed, so the run id is the same
+and the second run *replaces* the first one's results.
 
 Usage::
 
@@ -217,11 +219,18 @@ def main(argv: list[str] | None = None) -> int:
     # Airflow's own modules warn about their own deprecated paths; not this demo's business.
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     warnings.filterwarnings("ignore", category=FutureWarning, message=r"The `airflow\.")
-    progress = Progress(1 + 2 * len(outcomes))
+    from demo_assets import STEPS, run_assets  # then the checked asset's producer and consumer (#25)
+
+    progress = Progress(1 + (2 + STEPS) * len(outcomes))
     with progress(f"prepare Airflow in {(WORK / 'airflow').relative_to(ROOT)} (airflow db migrate)"):
         (WORK / "airflow").mkdir(parents=True, exist_ok=True)
         _migrate_db(WORK / "logs" / "db-migrate.log")
-    ok = all([run_outcome(outcome, args.date, progress) for outcome in outcomes])
+    ok = all(
+        [
+            all((run_outcome(outcome, args.date, progress), run_assets(outcome, args.date, progress, _quiet, WORK)))
+            for outcome in outcomes
+        ]
+    )
     print(f"[demo] finished in {time.monotonic() - progress.started:.1f} s")
     return 0 if ok else 1
 

@@ -30,6 +30,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -153,13 +154,13 @@ class ContractVerdictOperator(BaseOperator):
 
     def _events(self, context: Context) -> tuple[list[Any], str]:
         """(the events to judge, where they came from)."""
-        triggering = context.get("triggering_asset_events") or {}
+        triggering = context.get("triggering_asset_events")  # Airflow's accessor, keyed by asset name and URI
         if self.asset is None:
-            return [event for events in triggering.values() for event in events], "triggering events"
-        try:
-            events = list(triggering[self.asset])
-        except KeyError:
-            events = []
+            return [event for events in (triggering or {}).values() for event in events], "triggering events"
+        events: list[Any] = []
+        if triggering:
+            with contextlib.suppress(KeyError):
+                events = list(triggering[self.asset])
         if events:
             return events, "triggering events"
         # Not triggered by this asset (manual run, dag.test): the asset's latest event decides.
