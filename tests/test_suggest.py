@@ -260,7 +260,7 @@ def test_each_suggestion_matches_plain_python(suggestion: Any, days: dict[str, A
     # freshness from the newest timestamp: 1.5 × the hours the day spans, rounded up
     times = [r["created_at"] for r in rows]
     span = (max(times) - min(times)).total_seconds() / 3600
-    assert document["sla"] == {"freshness_hours": math.ceil(1.5 * span), "timestamp_column": "created_at"}
+    assert document["sla"] == {"freshness_hours": max(36, math.ceil(1.5 * span)), "timestamp_column": "created_at"}
     # completeness of the one partition seen
     (complete,) = [c for c in document["checks"] if c["type"] == "completeness"]
     assert complete["partition_column"] == "order_date" and complete["lookback_days"] == 1

@@ -46,6 +46,7 @@ from airflow_dq_contracts.engine.spark_types import column, count_value, find_fi
 from airflow_dq_contracts.timeutil import parse_time, utcnow
 
 from .model import ColumnProfile, Profile
+from .rules import KEY_NAME
 
 #: Rows of the string columns read before the scan to choose the formats worth counting.
 PROBE_ROWS = 1000
@@ -65,7 +66,7 @@ HLL_RSD = 0.02
 #: A column is a key candidate when its estimate reaches this share of its rows (HLL error margin).
 KEY_SHARE = 0.95
 
-_NAMES_LIKE_KEYS = re.compile(r"(^|_)(id|key|uuid|guid|code|number|no|nr)$", re.IGNORECASE)
+_REGEX_SPECIAL = set(".^$*+?()[]{}|\\")
 
 
 class ProfileError(RuntimeError):
@@ -154,7 +155,7 @@ def shape_pattern(values: Sequence[str]) -> str | None:
     >>> shape_pattern(["alice", "bob"]) is None
     True
     """
-    shapes: set[tuple[tuple[str, str], ...]] = set()
+    shapes: set[tuple[str, ...]] = set()
     lengths: dict[int, set[int]] = {}
     cases: dict[int, set[str]] = {}
     for value in values:
@@ -168,15 +169,15 @@ def shape_pattern(values: Sequence[str]) -> str | None:
                 kind = "D"
             else:
                 kind = token
-            shape.append((kind, ""))
+            shape.append(kind)
             lengths.setdefault(index, set()).add(len(token))
         shapes.add(tuple(shape))
         if len(shapes) > 1:
             return None
     if not shapes:
         return None
-    (shape,) = shapes
-    kinds = [kind for kind, _ in shape]
+    (only,) = shapes
+    kinds = list(only)
     if "D" not in kinds or len(kinds) < 2 or any(len(k) == 1 and k.isspace() for k in kinds):
         return None
     parts = ["^"]
@@ -187,10 +188,10 @@ def shape_pattern(values: Sequence[str]) -> str | None:
         elif kind == "D":
             parts.append("[0-9]")
         else:
-            parts.append(re.escape(kind))
+            parts.append("\\" + kind if kind in _REGEX_SPECIAL else kind)
             continue
         seen = lengths[index]
-        parts.append(f"{{{min(seen)}}}" if len(seen) == 1 else "+")
+        parts.append(("" if min(seen) == 1 else f"{{{min(seen)}}}") if len(seen) == 1 else "+")
     parts.append("$")
     return "".join(parts)
 
@@ -338,7 +339,7 @@ def _key_candidates(profiles: list[ColumnProfile], rows: int) -> list[ColumnProf
         and p.approx_distinct is not None
         and p.approx_distinct >= KEY_SHARE * rows
     ]
-    found.sort(key=lambda p: (not _NAMES_LIKE_KEYS.search(p.name), -(p.approx_distinct or 0)))
+    found.sort(key=lambda p: (not KEY_NAME.search(p.name), -(p.approx_distinct or 0)))
     return found[:MAX_KEY_CANDIDATES]
 
 

@@ -27,7 +27,8 @@ clean data from the same source, and fails on the faults a pipeline really produ
   least :data:`MIN_HISTORY_POINTS` earlier runs, a ``baseline`` band around the trailing mean whose
   width covers the quietest and busiest day of that history with 20 % / 25 % to spare;
 * **freshness** — the SLA on the newest timestamp column: 1.5 × the time the data spans (a date
-  column spans its whole day), or 1.5 × the observed age when a reference time was given (P1, gate);
+  column spans its whole day), or 1.5 × the observed age when a reference time was given, and at
+  least 36 h for a daily batch (partitioned, or spanning ≥ 6 h) (P1, gate);
 * **completeness** — partition columns with daily periods: no gap in the periods the data covers (P1, gate).
 
 Severities follow one rule: keys, schema and arrival (freshness, completeness) **gate**; value
@@ -53,6 +54,9 @@ VOLUME_BAND = (0.6, 2.0)
 MIN_HISTORY_POINTS = 3
 HISTORY_LOOKBACK_DAYS = 28
 FRESHNESS_FACTOR = 1.5
+#: Data spanning this many hours (or partitioned) is read as a daily batch: freshness of at least a day and a half.
+BATCH_SPAN_HOURS = 6
+DAILY_FRESHNESS_HOURS = 36
 MISSING_MARGIN = 0.05
 VOLUME_CHECK_NAME = "Row count within its band"
 
@@ -61,7 +65,8 @@ SEVERITY_VALUE = "P1"
 SEVERITY_ARRIVAL = "P1"
 SEVERITY_DISTRIBUTION = "P2"
 
-_KEY_NAME = re.compile(r"(^|_)(id|key|uuid|guid|code|number|no|nr)$", re.IGNORECASE)
+#: Column names that read as identifiers (``order_id``, ``id``, ``orderId``, ``sku_code``).
+KEY_NAME = re.compile(r"((?i:(^|_)(id|key|uuid|guid|code|number|no|nr))$)|([a-z0-9](Id|ID|Key|Uuid|Code)$)")
 _TIME_NAME = re.compile(r"(created|updated|modified|event|ingest|load|_ts$|_at$|time)", re.IGNORECASE)
 _RANGED = ("integral", "fractional", "decimal")
 
@@ -154,7 +159,7 @@ def key_evidence(profile: ColumnProfile, rows: int) -> tuple[bool, str]:
     if profile.family == "string":
         if profile.conforming.get("uuid") == profile.non_null:
             return True, "every value is a uuid"
-        if _KEY_NAME.search(profile.name):
+        if KEY_NAME.search(profile.name):
             return True, "named like an identifier"
         return False, "not suggested as a key: a string column not named like an identifier"
     return False, ""
@@ -243,10 +248,11 @@ def _column(draft: Draft, index: int, item: ColumnProfile, profile: Profile, is_
 
 
 def _allowed_values(draft: Draft, path: tuple[Any, ...], item: ColumnProfile, profile: Profile) -> list[str] | None:
-    if item.family != "string" or item.values is None or not item.values:
+    counts = item.values
+    if item.family != "string" or not counts:
         return None
-    distinct = len(item.values)
-    singletons = sorted(v for v, n in item.values.items() if n == 1)
+    distinct = len(counts)
+    singletons = sorted(v for v, n in counts.items() if n == 1)
     if distinct > MAX_ALLOWED_VALUES:
         draft.note(path + ("type",), f"{distinct} distinct values: too many for allowed_values")
         return None
@@ -257,12 +263,12 @@ def _allowed_values(draft: Draft, path: tuple[Any, ...], item: ColumnProfile, pr
             "other values are likely, so no allowed_values",
         )
         return None
-    ordered = sorted(item.values, key=lambda v: (-item.values[v], v)) if item.values else []
-    shown = ", ".join(f"{v} {count_text(item.values[v])}" for v in ordered[:8])
+    ordered = sorted(counts, key=lambda v: (-counts[v], v))
+    shown = ", ".join(f"{v} {count_text(counts[v])}" for v in ordered[:8])
     draft.note(
         path + ("allowed_values",), f"{distinct} distinct values{' (sample)' if profile.sample else ''}: {shown}"
     )
-    return sorted(item.values)
+    return sorted(counts)
 
 
 def _format(
@@ -378,6 +384,8 @@ def _freshness(draft: Draft, profile: Profile) -> dict[str, Any] | None:
     if profile.reference_given and age > basis:
         basis, because = age, f"the newest value is {age:.1f} h before the reference time"
     hours = math.ceil(FRESHNESS_FACTOR * basis)
+    if (span >= BATCH_SPAN_HOURS or profile.partition_by) and hours < DAILY_FRESHNESS_HOURS:
+        hours, because = DAILY_FRESHNESS_HOURS, because + f" (a daily batch: at least {DAILY_FRESHNESS_HOURS} h)"
     draft.note(
         ("sla",),
         f"{chosen.name}: newest {format_time(newest)}; {because} → {FRESHNESS_FACTOR} × that, rounded up",
