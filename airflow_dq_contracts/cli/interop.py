@@ -77,19 +77,26 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
     if args.source == "odcs":
         return _cmd_import_odcs(args)
+    from airflow_dq_contracts.interop.common import Source
+
     try:
+        sources = [Source.read(path) for path in args.files]
         if args.source == "datahub":
-            from airflow_dq_contracts.interop.datahub import import_datahub
+            from airflow_dq_contracts.interop.datahub import import_datahub_each
 
-            text = import_datahub(args.files, name=args.name)
+            result = import_datahub_each(sources, name=args.name, dataset=args.dataset, partial=args.partial)
         else:
-            from airflow_dq_contracts.interop.dataplex import import_dataplex
+            from airflow_dq_contracts.interop.dataplex import import_dataplex_result
 
-            text = import_dataplex(args.files, name=args.name, table=args.table, path=args.path, fmt=args.format)
+            result = import_dataplex_result(
+                sources, args.name, args.table, args.path, args.format, partial=args.partial
+            )
     except ContractValidationError as err:
         return _report(err.issues)
-    _write(text, args.output)
-    return EXIT_OK
+    status = _write_many(result.contracts, args.output)
+    for issue in result.refused:
+        print(f"refused: {issue}", file=sys.stderr)
+    return EXIT_PARTIAL if status == EXIT_OK and result.refused else status
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -121,8 +128,13 @@ def register(sub: Any) -> None:
     for source, what in (("datahub", "DataHub assertion YAML files"), ("dataplex", "Dataplex rule JSON/YAML files")):
         p = sources.add_parser(source, help=f"import {what}")
         p.add_argument("files", nargs="+", metavar="FILE")
-        p.add_argument("-o", "--output", metavar="CONTRACT", help="write the contract here (default stdout)")
+        p.add_argument(
+            "-o", "--output", metavar="CONTRACT|DIR", help="a file, or a directory for one contract per dataset"
+        )
         p.add_argument("--name", help="contract name (default: the table's last name part)")
+        p.add_argument("--partial", action="store_true", help=PARTIAL_HELP)
+        if source == "datahub":
+            p.add_argument("--dataset", metavar="URN", help="import only the assertions on this dataset URN")
         if source == "dataplex":
             target = p.add_mutually_exclusive_group()
             target.add_argument("--table", help="the dataset the rules check (catalog table)")

@@ -31,6 +31,18 @@ from airflow_dq_contracts.contract.validators import slug
 from airflow_dq_contracts.contract.yamlsrc import Path, SourceMap, YamlSyntaxError, format_path, load_yaml
 
 
+@dataclasses.dataclass
+class ImportResult:
+    """What an import made: one contract (YAML text) per dataset, and the refused elements (located).
+
+    ``refused`` is empty unless the import ran with ``partial``: then each refused rule is listed with
+    its file, line and path in the source, and the contracts hold every rule that mapped exactly.
+    """
+
+    contracts: dict[str, str]
+    refused: list[ValidationIssue]
+
+
 class Source:
     """One foreign document (DataHub assertions, a Dataplex scan spec) and the refusals found in it."""
 
@@ -198,17 +210,20 @@ class Draft:
     table_checks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     columns: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     comments: dict[int, str] = dataclasses.field(default_factory=dict)
+    _taken: dict[int, set[str]] = dataclasses.field(default_factory=dict, repr=False)
 
     def column(self, name: str) -> dict[str, Any]:
         return self.columns.setdefault(name, {"name": name})
 
     def add(self, check: dict[str, Any], column: str | None, comment: str) -> dict[str, Any]:
         scope = self.table_checks if column is None else self.column(column).setdefault("checks", [])
-        taken = {slug(c["name"]) for c in scope}
+        # The names taken in each scope, kept as checks are added (tens of thousands of rules stay linear).
+        taken = self._taken.setdefault(id(scope), {slug(c["name"]) for c in scope})
         base, index = check["name"], 2
         while slug(check["name"]) in taken:
             check["name"] = f"{base} ({index})"
             index += 1
+        taken.add(slug(check["name"]))
         scope.append(check)
         self.comments[id(check)] = comment
         return check

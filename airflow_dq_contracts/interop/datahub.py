@@ -32,8 +32,11 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
+
 from .common import (
     Draft,
+    ImportResult,
     Source,
     check_name,
     finish,
@@ -44,6 +47,7 @@ from .common import (
     sql_literal,
     validated,
 )
+from .datahub_conditions import FLIP, HUNDRED, Condition, metric_validator, parse_condition
 
 URN = re.compile(r"^urn:li:dataset:\(urn:li:dataPlatform:([^,()]+),(.+),([A-Za-z_]+)\)$")
 COMPARISONS = (
@@ -96,130 +100,10 @@ KEYS = {
 }
 _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(minute|hour|day|week)s?\s*$", re.IGNORECASE)
 _HOURS = {"minute": Decimal(1) / Decimal(60), "hour": Decimal(1), "day": Decimal(24), "week": Decimal(168)}
-HUNDRED = Decimal(100)
-
-
-@dataclasses.dataclass(frozen=True)
-class Condition:
-    """A parsed DataHub ``condition``: ``kind`` and its value(s) as exact decimals (or raw values)."""
-
-    kind: str
-    value: Any = None
-    low: Decimal | None = None
-    high: Decimal | None = None
-
-    def describe(self) -> str:
-        if self.kind in ("between", "length_between"):
-            return f"{self.kind} {plain(self.low)} and {plain(self.high)}"  # type: ignore[arg-type]
-        if self.value is None:
-            return self.kind
-        if isinstance(self.value, Decimal):
-            return f"{self.kind} {plain(self.value)}"
-        if isinstance(self.value, list):
-            return f"{self.kind} [{', '.join(str(v) for v in self.value)}]"
-        return f"{self.kind} {self.value}"
-
-
-# --------------------------------------------------------------------------------------- validators
-# A metric reading is "count" (an integer: strict bounds shift by one exactly), "pct" (a 0–1 ratio:
-# strict bounds become not_between against the other end of [0, 1]) or "float" (strict bounds have
-# no exact equivalent: refused). "pct" and "float" readings are compared with tolerance 0, so the
-# contract's default 1e-9 float-noise tolerance cannot admit a value DataHub would reject.
-
-FLIP = {
-    "greater_than": "less_than",
-    "less_than": "greater_than",
-    "greater_than_or_equal_to": "less_than_or_equal_to",
-    "less_than_or_equal_to": "greater_than_or_equal_to",
-}
-
-
-def metric_validator(src: Source, cond: Condition, path: tuple, reading: str) -> dict[str, Any] | None:
-    """Contract validator keys meaning exactly ``metric <cond>``; None (refused, located) otherwise.
-
-    >>> src = Source.parse("{}", "x.yaml")
-    >>> metric_validator(src, Condition("greater_than", Decimal(10)), (), "count")
-    {'min': 11}
-    >>> metric_validator(src, Condition("less_than", Decimal("0.05")), (), "pct")
-    {'not_between': [0.05, 1], 'tolerance': 0}
-    """
-    exact = {} if reading == "count" else {"tolerance": 0}
-    kind, value = cond.kind, cond.value
-    if kind == "between":
-        if cond.low > cond.high:  # type: ignore[operator]
-            low, high = plain(cond.low), plain(cond.high)  # type: ignore[arg-type]
-            src.refuse(path, f"between: min {low} is greater than max {high}")
-            return None
-        return {"between": [plain(cond.low), plain(cond.high)], **exact}  # type: ignore[arg-type]
-    if kind == "equal_to":
-        return {"equals": plain(value), **exact}
-    if kind == "not_equal_to":
-        # not_between [v, v] passes iff actual < v or actual > v: exactly "≠ v", infinities included.
-        return {"not_between": [plain(value), plain(value)], "tolerance": 0}
-    if kind == "greater_than_or_equal_to":
-        return {"min": plain(value), **exact}
-    if kind == "less_than_or_equal_to":
-        return {"max": plain(value), **exact}
-    strict_greater = kind == "greater_than"
-    if reading == "count":
-        # An integer count is > v exactly when it is ≥ floor(v) + 1 (and < v when ≤ ceil(v) − 1).
-        if strict_greater:
-            return {"min": math.floor(value) + 1}
-        return {"max": math.ceil(value) - 1}
-    if reading == "pct":
-        if not Decimal(0) <= value <= Decimal(1):
-            src.refuse(path, f"{kind} {plain(value * HUNDRED)}% is outside 0–100%")
-            return None
-        # A ratio lies in [0, 1]: "> v" is "not in [0, v]", "< v" is "not in [v, 1]".
-        span = [0, plain(value)] if strict_greater else [plain(value), 1]
-        return {"not_between": span, "tolerance": 0}
-    src.refuse(
-        path,
-        f"strict '{kind}' on a non-integer metric has no exact equivalent in the contract "
-        "language (min/max are inclusive, and not_between would accept ±Infinity); use "
-        f"'{kind}_or_equal_to' with the bound you mean",
-    )
-    return None
-
-
-def parse_condition(
-    src: Source, raw: Any, path: tuple, allowed: tuple[str, ...], text_values: bool = False
-) -> Condition | None:
-    """Read a DataHub ``condition`` mapping (``type`` + ``value`` or ``min``/``max``)."""
-    data = src.mapping(raw, path, "'condition'")
-    if data is None:
-        return None
-    kind = data.get("type")
-    if kind not in allowed:
-        src.refuse(path + ("type",), f"unknown condition type {kind!r}; supported here: {', '.join(allowed)}")
-        return None
-    if kind in ("between", "length_between"):
-        src.keys(data, ("type", "min", "max"), path, f"a '{kind}' condition")
-        low = src.number(data.get("min"), path + ("min",), f"'{kind}' min")
-        high = src.number(data.get("max"), path + ("max",), f"'{kind}' max")
-        if low is None or high is None:
-            return None
-        return Condition(kind, low=low, high=high)
-    if kind in ("is_null", "is_not_null", "not_empty"):
-        src.keys(data, ("type",), path, f"a '{kind}' condition")
-        return Condition(kind)
-    src.keys(data, ("type", "value"), path, f"a '{kind}' condition")
-    value = data.get("value")
-    if kind in ("in", "not_in"):
-        items = src.items(value, path + ("value",), f"'{kind}' value")
-        if not items or any(v is None or isinstance(v, (list, dict)) for v in items):
-            src.refuse(path + ("value",), f"'{kind}' needs a non-empty list of scalar values, got {value!r}")
-            return None
-        return Condition(kind, list(items))
-    if kind == "matches_regex":
-        if not isinstance(value, str) or not value:
-            src.refuse(path + ("value",), f"'matches_regex' needs a regular expression, got {value!r}")
-            return None
-        return Condition(kind, value)
-    if text_values and kind in ("equal_to", "not_equal_to") and isinstance(value, str):
-        return Condition(kind, value)  # a row compared with a text value (→ whitelist / blacklist)
-    number = src.number(value, path + ("value",), f"'{kind}' value")
-    return None if number is None else Condition(kind, number)
+PART_SUFFIXES = (" (min)", " (max)", " (min length)", " (max length)", " (no nulls)")
+# DataHub schema types whose contract type differs from their name: INTEGER is any integer DataHub
+# accepts (long widens from int/short/byte); NUMBER any numeric type (no single type: declared untyped).
+DATAHUB_TYPES: dict[str, str | None] = {"number": None, "integer": "long"}
 
 
 # --------------------------------------------------------------------------------------- importer
@@ -228,17 +112,26 @@ def parse_condition(
 class DataHubImporter:
     """Turns DataHub assertion documents into one contract :class:`Draft` (see module docs)."""
 
-    def __init__(self, name: str | None = None):
+    def __init__(self, name: str | None = None, only: str | None = None):
         self.name = name
-        self.draft: Draft | None = None
-        self.entity: str | None = None
+        self.only = only.strip() if only else None  # import only this dataset URN
+        self.drafts: dict[str, Draft] = {}  # one contract per dataset URN, in first-seen order
+        self.entity: str | None = None  # the URN of the assertion being read
+        self.schema_at: dict[str, str] = {}  # URN → where its schema assertion is
+        self.untyped: list[str] = []  # columns declared without a type (DataHub NUMBER)
+
+    @property
+    def draft(self) -> Draft | None:
+        """The contract of the assertion being read."""
+        return self.drafts.get(self.entity) if self.entity else None
 
     # -- entry points ---------------------------------------------------------------------------
     def add_source(self, src: Source) -> None:
         doc = src.mapping(src.data, (), "a DataHub assertions document") if not src.issues else None
         if doc is None:
             return
-        src.keys(doc, ("version", "assertions"), (), "a DataHub assertions document")
+        # ``namespace`` names the set of assertions inside DataHub; it does not change what they assert.
+        src.keys(doc, ("version", "namespace", "assertions"), (), "a DataHub assertions document")
         if doc.get("version", 1) != 1:
             src.refuse(("version",), f"unsupported version {doc.get('version')!r}; this importer reads version 1")
         assertions = src.items(doc.get("assertions"), ("assertions",), "'assertions'")
@@ -271,31 +164,30 @@ class DataHubImporter:
                 "urn:li:dataset:(urn:li:dataPlatform:<platform>,<name>,<env>))",
             )
             return False
-        if self.entity is None:
-            self.entity = urn.strip()
+        urn = urn.strip()
+        if self.only is not None and urn != self.only:
+            return False  # another dataset: not selected (--dataset)
+        self.entity = urn
+        if urn not in self.drafts:
             platform, name = match.group(1), match.group(2)
             dataset: dict[str, Any] = {"table": name}
             if platform == "file":
                 dataset = {"path": name}
             elif platform in ("s3", "gcs", "abfs"):
                 dataset = {"path": f"{platform}://{name}"}
-            self.draft = Draft(self.name or name.replace("/", ".").split(".")[-1] or "imported")
-            self.draft.top["dataset"] = dataset
-            self.draft.top["metadata"] = {"datahub_urn": self.entity}
-        elif urn.strip() != self.entity:
-            src.refuse(
-                path + ("entity",),
-                f"a contract describes one dataset: this assertion is on {urn!r}, "
-                f"earlier ones on {self.entity!r}; import each dataset separately",
-            )
-            return False
+            draft = Draft(self.name or name.replace("/", ".").split(".")[-1] or "imported")
+            draft.top["dataset"] = dataset
+            draft.top["metadata"] = {"datahub_urn": urn}
+            self.drafts[urn] = draft
         return True
 
     def add(self, src: Source, data: dict, path: tuple, check: dict[str, Any], column: str | None, what: str) -> None:
         assert self.draft is not None
         description = data.get("description")
         if isinstance(description, str) and description.strip():
-            check["name"] = check_name(description)  # an exported contract keeps its check names
+            # An exported contract keeps its check names; a part of one assertion keeps its part's suffix.
+            suffix = next((s for s in PART_SUFFIXES if check["name"].endswith(s)), "")
+            check["name"] = check_name(description) + suffix
         where = _filter_sql(data.get("filters"))
         if where:
             check["filter"] = where
@@ -404,6 +296,15 @@ class DataHubImporter:
                 )
                 continue
             typed.append((name, kind.lower()))
+        assert self.entity is not None
+        if self.entity in self.schema_at:
+            src.refuse(
+                path,
+                f"a second schema assertion on {self.entity} (the first is at {self.schema_at[self.entity]}); "
+                "they would overwrite each other's columns and mode — keep one",
+            )
+            return
+        self.schema_at[self.entity] = src.where(path)
         if not has_top_key("enforcement"):
             src.refuse(
                 path,
@@ -415,7 +316,14 @@ class DataHubImporter:
             return
         assert self.draft is not None
         for name, kind in typed:
-            self.draft.column(name)["type"] = kind
+            column = self.draft.column(name)
+            if DATAHUB_TYPES.get(kind, kind) is not None:
+                column["type"] = DATAHUB_TYPES.get(kind, kind)
+            else:
+                # DataHub's NUMBER admits every numeric type; the model has no such type, so the column
+                # is declared without one (its presence is checked) — said in the header and docs.
+                self.untyped.append(f"{self.entity} {name}: DataHub {kind} accepts any numeric type")
+                self.draft.top["metadata"].setdefault("datahub_types", {})[name] = kind  # for the export
         self.draft.top["enforcement"] = {"schema": {"mode": mode, "severity": "P0"}}
 
     def _field(self, src: Source, data: dict, path: tuple) -> None:
@@ -514,9 +422,17 @@ FIELD_METRICS: dict[str, tuple[dict[str, Any], str, Callable[[Condition], Condit
     "null_percentage": ({"type": "missing", "return": "pct"}, "pct", _percent),
     "unique_count": ({"type": "cardinality"}, "count", None),
     "unique_percentage": ({"type": "duplicates", "return": "pct"}, "pct", _unique_to_duplicates),
-    # A conforming row of "length ≤ 0" is a non-null empty value: the count of empty strings.
-    "empty_count": ({"type": "max_length", "length_max": 0, "return": "count"}, "count", None),
-    "empty_percentage": ({"type": "max_length", "length_max": 0, "return": "pct"}, "pct", _percent),
+    # DataHub's own compiler counts "empty" as ``col IS NULL OR TRIM(col) = ''``: those rows violate.
+    "empty_count": (
+        {"type": "row_condition", "condition": "{col} IS NOT NULL AND TRIM({col}) <> ''", "return": "count"},
+        "count",
+        None,
+    ),
+    "empty_percentage": (
+        {"type": "row_condition", "condition": "{col} IS NOT NULL AND TRIM({col}) <> ''", "return": "pct"},
+        "pct",
+        _percent,
+    ),
     "min": ({"type": "min"}, "float", None),
     "max": ({"type": "max"}, "float", None),
     "mean": ({"type": "mean"}, "float", None),
@@ -739,24 +655,52 @@ def anchored(regex: str) -> str:
 # --------------------------------------------------------------------------------------- public API
 
 
-def import_datahub_sources(sources: list[Source], name: str | None = None) -> str:
-    """Contract YAML text from parsed DataHub documents; raises ``ContractValidationError`` (all refusals)."""
-    importer = DataHubImporter(name)
+def import_datahub_each(
+    sources: list[Source], name: str | None = None, dataset: str | None = None, partial: bool = False
+) -> ImportResult:
+    """One contract per dataset URN of the documents (``dataset``: only that one).
+
+    Raises ``ContractValidationError`` with every refusal; with ``partial``, returns what maps exactly
+    and the refusals (located) instead.
+    """
+    importer = DataHubImporter(name, dataset)
     for src in sources:
         importer.add_source(src)
-    finish(sources)
-    if importer.draft is None:
-        from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
-
+    refused = [issue for src in sources for issue in src.issues]
+    if refused and not partial:
+        finish(sources)
+    if not importer.drafts:
+        what = f"no assertions on {dataset}" if dataset else "no assertions to import"
         raise ContractValidationError(
-            [ValidationIssue(s.file, None, "assertions", "no assertions to import") for s in sources[:1]]
+            refused or [ValidationIssue(s.file, None, "assertions", what) for s in sources[:1]]
         )
     files = ", ".join(os.path.basename(s.file) for s in sources)
     header = (
         f"Imported from DataHub assertions ({files}) by `dq-contracts import datahub`.\n"
         "Each check's comment names its source assertion; see docs/interop.md for the mapping."
     )
-    return validated(importer.draft, header, f"<import of {files}>")
+    header += "".join(f"\nNote: {note} (declared without a type)." for note in importer.untyped)
+    contracts = {urn: validated(draft, header, f"<import of {files}>") for urn, draft in importer.drafts.items()}
+    return ImportResult(contracts, refused)
+
+
+def import_datahub_sources(sources: list[Source], name: str | None = None) -> str:
+    """Contract YAML text from parsed DataHub documents about one dataset; raises ``ContractValidationError``."""
+    result = import_datahub_each(sources, name)
+    if len(result.contracts) > 1:
+        urns = ", ".join(result.contracts)
+        raise ContractValidationError(
+            [
+                ValidationIssue(
+                    sources[0].file,
+                    None,
+                    "assertions",
+                    f"assertions on {len(result.contracts)} datasets ({urns}): import them with -o DIR "
+                    "(one contract each) or pick one with --dataset URN",
+                )
+            ]
+        )
+    return next(iter(result.contracts.values()))
 
 
 def import_datahub_texts(texts: list[tuple[str, str]], name: str | None = None) -> str:
@@ -765,7 +709,7 @@ def import_datahub_texts(texts: list[tuple[str, str]], name: str | None = None) 
 
 
 def import_datahub(paths: list[str | os.PathLike[str]], name: str | None = None) -> str:
-    """Contract YAML text from DataHub assertion files.
+    """Contract YAML text from DataHub assertion files (about one dataset).
 
     Example::
 

@@ -39,6 +39,19 @@ from airflow_dq_contracts.contract.validators import DEFAULT_TOLERANCE, Validato
 from .common import plain
 
 HUNDRED = Decimal(100)
+# Contract column kinds → the DataHub schema type the import reads back as the same kind.
+EXPORT_TYPES = {
+    **{kind: kind for kind in ("string", "boolean", "date", "timestamp", "decimal", "int", "long")},
+    **{kind: kind for kind in ("float", "double", "struct", "map", "binary")},
+    "list": "array",
+}
+# The row conditions the import writes for DataHub metrics (``{col}`` is the column): their metric.
+ROW_METRICS = {
+    "{col} IS NOT NULL AND TRIM({col}) <> ''": "empty",
+    "{col} >= 0": "negative",
+    "{col} <> 0": "zero",
+}
+_COLUMN_IN = re.compile(r"^(`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)\b")
 _ANCHORED = re.compile(r"^\^\(\?:(.*)\)\$$", re.DOTALL)
 
 
@@ -125,6 +138,35 @@ class DataHubExporter:
             name = re.sub(r"^[a-z0-9]+://", "", name)
             self.entity = f"urn:li:dataset:(urn:li:dataPlatform:{platform},{name},{env})"
 
+    def schema(self) -> dict[str, Any] | None:
+        """The schema assertion of the declared columns (enforcement.schema), None when it is off."""
+        contract = self.contract
+        mode = contract.enforcement.schema_mode
+        declared = (contract.metadata or {}).get("datahub_types") or {}
+        if mode == "off" or not any(c.type is not None or c.name in declared for c in contract.columns):
+            # No type declared: the schema checks only say "present", which every assertion on the
+            # column already needs; there is no schema to assert (docs/interop.md).
+            return None
+        columns = []
+        for column in contract.columns:
+            kind = column.type.kind if column.type is not None else None
+            if column.name in declared:
+                columns.append({"name": column.name, "type": declared[column.name]})
+            elif kind is None:
+                raise Refused(f"column {column.name!r} has no type: a DataHub schema assertion needs one")
+            elif kind == "decimal" and column.type is not None and column.type.precision is not None:
+                raise Refused(f"column {column.name!r}: DataHub's decimal type has no precision/scale")
+            elif kind in EXPORT_TYPES:
+                columns.append({"name": column.name, "type": EXPORT_TYPES[kind]})
+            else:
+                raise Refused(f"column {column.name!r} of type {kind} has no DataHub schema type")
+        condition_type = "exact_match" if mode == "exact" else "contains"
+        return {
+            "entity": self.entity,
+            "type": "schema",
+            "condition": {"type": condition_type, "columns": columns},
+        }
+
     def assertions(self, check: Check) -> dict[str, Any]:
         if not check.enabled:
             raise Refused("a disabled check has no DataHub equivalent (DataHub assertions are always active)")
@@ -178,6 +220,26 @@ class DataHubExporter:
             raise Refused("the query names {dataset} but the contract has no dataset to put there")
         statement = check.params["query"].replace("{dataset}", table or "")
         return {**base, "type": "sql", "statement": statement, "condition": condition(check.validator, "float")}
+
+    def _row_condition(self, check: Check, base: dict) -> dict:
+        """The row conditions the import writes for empty/negative/zero metrics, back to those metrics."""
+        condition_text = check.params["condition"]
+        found = _COLUMN_IN.match(condition_text)
+        column = found.group(1) if found else ""
+        template = condition_text.replace(column, "{col}") if column else condition_text
+        metric = ROW_METRICS.get(template)
+        null_passes = check.params.get("null_passes", False)
+        if metric is None or null_passes != (metric != "empty"):
+            raise Refused("a row condition has no DataHub assertion (only DataHub's own metrics map back)")
+        name = column[1:-1].replace("``", "`") if column.startswith("`") else column
+        pct = check.return_type == "pct"
+        return {
+            **base,
+            "type": "field",
+            "field": name,
+            "metric": f"{metric}_{'percentage' if pct else 'count'}",
+            "condition": condition(check.validator, "pct" if pct else "count", HUNDRED if pct else Decimal(1)),
+        }
 
     # -- column level --------------------------------------------------------------------------
     def _missing(self, check: Check, base: dict) -> dict:
@@ -334,10 +396,56 @@ def export_datahub_report(
     exporter = DataHubExporter(contract, platform, env)
     assertions: list[dict[str, Any]] = []
     refused: list[ValidationIssue] = []
-    for check in contract.all_checks():
+    try:
+        schema = exporter.schema()
+        if schema is not None:
+            assertions.append(schema)
+    except Refused as exc:
+        refused.append(ValidationIssue(contract.source, None, "columns", f"schema not exported: {exc}"))
+    checks = list(contract.all_checks())
+    pairs = _between_pairs(checks)
+    for check in checks:
+        if id(check) in pairs:
+            if pairs[id(check)] is None:
+                continue  # the (max) half of a pair: exported with its (min) half
+            low_check, high_check = check, pairs[id(check)]
+            assertion = exporter.assertions(low_check)
+            assertion["description"] = low_check.name[: -len(" (min)")]
+            low, high = assertion["condition"]["value"], exporter.assertions(high_check)["condition"]["value"]
+            assertion["condition"] = {"type": "between", "min": low, "max": high}
+            assertions.append(assertion)
+            continue
         try:
             assertions.append(exporter.assertions(check))
         except Refused as exc:
             refused.append(ValidationIssue(contract.source, check.line, check.path, f"not exported: {exc}"))
     text = yaml.safe_dump({"version": 1, "assertions": assertions}, sort_keys=False, allow_unicode=True, width=100)
     return text, refused
+
+
+def _between_pairs(checks: list[Check]) -> dict[int, Check | None]:
+    """``X (min)`` / ``X (max)`` checks on one column (what the import makes of a field ``between``).
+
+    Maps the min half to its max half and the max half to None, so the pair exports as ONE ``between``
+    assertion, as it was written; only a pair that says exactly "every non-null value in [a, b]".
+    """
+
+    def plain_bound(check: Check, kind: str) -> bool:
+        return (
+            check.type == kind
+            and check.validator.kind == kind
+            and check.validator.tolerance == 0
+            and check.enabled
+            and check.baseline is None
+        )
+
+    pairs: dict[int, Check | None] = {}
+    by_name = {(c.column, c.name, c.filter): c for c in checks}
+    for check in checks:
+        if check.column is None or not check.name.endswith(" (min)") or not plain_bound(check, "min"):
+            continue
+        other = by_name.get((check.column, check.name[: -len(" (min)")] + " (max)", check.filter))
+        if other is not None and plain_bound(other, "max"):
+            pairs[id(check)] = other
+            pairs[id(other)] = None
+    return pairs

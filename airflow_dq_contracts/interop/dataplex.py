@@ -35,6 +35,7 @@ from airflow_dq_contracts.contract.errors import ContractValidationError, Valida
 
 from .common import (
     Draft,
+    ImportResult,
     Source,
     check_name,
     finish,
@@ -90,8 +91,42 @@ SPEC_KEYS = (
     "filter",
 )
 STATISTICS = {"MEAN": "mean", "MIN": "min", "MAX": "max"}
+SQL_STATISTICS = {"MEAN": "AVG", "MIN": "MIN", "MAX": "MAX"}
 _BIGQUERY = re.compile(r"^//bigquery\.googleapis\.com/projects/([^/]+)/datasets/([^/]+)/tables/([^/]+)$")
 ONE = Decimal(1)
+
+
+def _camel(key: Any) -> Any:
+    """``non_null_expectation`` → ``nonNullExpectation`` (gcloud reads both spellings)."""
+    if not isinstance(key, str) or "_" not in key.strip("_"):
+        return key
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def normalise(value: Any, path: tuple, lines: dict, written: tuple | None = None) -> Any:
+    """Keys in camelCase (as ``gcloud`` converts them) and explicit nulls dropped (unset in Google's API).
+
+    ``lines`` (the source map) learns each new key path from the ``written`` one, so refusals still
+    point at the line in the file. ``attributes`` are the user's own labels: their keys are kept.
+
+    >>> normalise({"data_quality_spec": {"rules": [{"ignore_null": None, "column": "", "x": 1}]}}, (), {})
+    {'dataQualitySpec': {'rules': [{'x': 1}]}}
+    """
+    written = path if written is None else written
+    if written != path and written in lines:
+        lines.setdefault(path, lines[written])
+    if isinstance(value, list):
+        return [normalise(item, path + (index,), lines, written + (index,)) for index, item in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    out: dict[Any, Any] = {}
+    for key, item in value.items():
+        if item is None or (key == "column" and item == ""):
+            continue  # "not set" in Google's API format
+        new = _camel(key)
+        out[new] = item if key == "attributes" else normalise(item, path + (new,), lines, written + (key,))
+    return out
 
 
 class DataplexImporter:
@@ -112,6 +147,8 @@ class DataplexImporter:
 
     # -- documents ------------------------------------------------------------------------------
     def add_source(self, src: Source) -> None:
+        if not src.issues:
+            src.data = normalise(src.data, (), src.smap.lines)
         doc = src.mapping(src.data, (), "a Dataplex data-quality spec") if not src.issues else None
         if doc is None:
             return
@@ -373,14 +410,12 @@ class Rule:
             return
         low, high, strict_min, strict_max = bounds
         if strict_min or strict_max:
-            key = "strictMinEnabled" if strict_min else "strictMaxEnabled"
-            self.src.refuse(
-                self.path + (self.kind, key),
-                f"a strict bound on the column {statistic} (a real "
-                "number) has no exact equivalent: contract validators "
-                "are inclusive; use a non-strict bound",
+            # Validators are inclusive; the SQL comparison of the statistic says a strict bound exactly.
+            stat = f"{SQL_STATISTICS[statistic]}({quote_ident(self.column)})"  # type: ignore[arg-type]
+            parts = ([f"{stat} {'>' if strict_min else '>='} {plain(low)}"] if low is not None else []) + (
+                [f"{stat} {'<' if strict_max else '<='} {plain(high)}"] if high is not None else []
             )
-            return
+            return self.table_condition(" AND ".join(parts), f"{self.column} {statistic.lower()} in range")
         validator: dict[str, Any]
         if low is not None and high is not None:
             validator = {"between": [plain(low), plain(high)]}
@@ -404,23 +439,28 @@ class Rule:
 
     def tableConditionExpectation(self) -> None:
         expression = self.src.text(self.body, "sqlExpression", self.path + (self.kind,), required=True)
-        if expression is None or not require_type(self.src, self.path, "table_condition", self.kind):
+        if expression is None:
             return
-        self.emit({"name": "table condition", "type": "table_condition", "condition": expression.strip()}, None)
+        self.table_condition(expression.strip(), "table condition")
+
+    def table_condition(self, expression: str, name: str) -> None:
+        """A condition over aggregates; under a rowFilter, a query over exactly the filtered rows."""
+        if self.row_filter:
+            # A table condition has no filter key (it is one aggregate): the query scopes it exactly.
+            query = f"SELECT CAST(({expression}) AS INT) FROM {{dataset}} WHERE {self.row_filter}"
+            check = {"name": name, "type": "sql", "query": query, "return": "value", "equals": 1, "tolerance": 0}
+            return self.emit(check, None)
+        if require_type(self.src, self.path, "table_condition", self.kind):
+            self.emit({"name": name, "type": "table_condition", "condition": expression}, None)
+        return None
 
     def sqlAssertion(self) -> None:
         statement = self.src.text(self.body, "sqlStatement", self.path + (self.kind,), required=True)
         if statement is None or not require_type(self.src, self.path, "sql", self.kind):
             return
-        query = re.sub(r"\$\{data\(\)\}", "{dataset}", statement.strip())
-        if self.row_filter:
-            self.src.refuse(
-                self.path,
-                "sqlAssertion with a rowFilter: ${data()} is the filtered table, and a "
-                "contract check filter does not reach inside a query; give the filter "
-                "to the run (operator/CLI --filter) instead",
-            )
-            return
+        # ${data()} is the scanned table — under a rowFilter, exactly its filtered rows.
+        data = f"(SELECT * FROM {{dataset}} WHERE {self.row_filter})" if self.row_filter else "{dataset}"
+        query = re.sub(r"\$\{data\(\)\}", lambda _: data, statement.strip())
         self.emit({"name": "sql assertion", "type": "sql", "query": query, "return": "rows", "max": 0}, None)
 
     def templateReference(self) -> None:
@@ -434,14 +474,18 @@ class Rule:
 # --------------------------------------------------------------------------------------- public API
 
 
-def import_dataplex_sources(
+def import_dataplex_result(
     sources: list[Source],
     name: str | None = None,
     table: str | None = None,
     path: str | None = None,
     fmt: str | None = None,
-) -> str:
-    """Contract YAML text from parsed Dataplex documents; raises ``ContractValidationError`` (all refusals)."""
+    partial: bool = False,
+) -> ImportResult:
+    """The contract of parsed Dataplex documents; with ``partial``, the rules that map and the refusals.
+
+    Raises ``ContractValidationError`` with every refusal (located in the source) unless ``partial``.
+    """
     dataset: dict[str, Any] | None = None
     if table:
         dataset = {"table": table}
@@ -450,18 +494,32 @@ def import_dataplex_sources(
     importer = DataplexImporter(name, dataset)
     for src in sources:
         importer.add_source(src)
-    finish(sources)
+    refused = [issue for src in sources for issue in src.issues]
+    if refused and not partial:
+        finish(sources)
     draft = importer.draft
     if draft is None or (not draft.table_checks and not draft.columns):
         raise ContractValidationError(
-            [ValidationIssue(sources[0].file if sources else "<none>", None, "rules", "no rules to import")]
+            refused or [ValidationIssue(sources[0].file if sources else "<none>", None, "rules", "no rules to import")]
         )
     files = ", ".join(os.path.basename(s.file) for s in sources)
     header = (
         f"Imported from Dataplex data-quality rules ({files}) by `dq-contracts import dataplex`.\n"
         "Each check's comment names its source rule; see docs/interop.md for the mapping."
     )
-    return validated(draft, header, f"<import of {files}>")
+    key = (draft.top.get("dataset") or {}).get("table") or draft.name
+    return ImportResult({key: validated(draft, header, f"<import of {files}>")}, refused)
+
+
+def import_dataplex_sources(
+    sources: list[Source],
+    name: str | None = None,
+    table: str | None = None,
+    path: str | None = None,
+    fmt: str | None = None,
+) -> str:
+    """Contract YAML text from parsed Dataplex documents; raises ``ContractValidationError`` (all refusals)."""
+    return next(iter(import_dataplex_result(sources, name, table, path, fmt).contracts.values()))
 
 
 def import_dataplex_texts(
