@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec = read_spec(args)
         if isinstance(spec, SuiteSpec):  # several contracts, one application: engine/suite.py
-            return run_suite(spec, markers_out)
+            return run_suite(spec, markers_out, args)
         markers_out = markers_out or spec.markers_out
         if spec.contract_text is None:
             raise RunSpecError("the spec carries no contract text", field="contract_text")
@@ -247,7 +247,7 @@ def done_payload(summary: dict[str, Any], result: ContractResult) -> dict[str, A
     }
 
 
-def run_suite(suite: SuiteSpec, markers_out: str | None) -> int:
+def run_suite(suite: SuiteSpec, markers_out: str | None, args: argparse.Namespace | None = None) -> int:
     """Evaluate every run of ``suite`` in this one application; ONE DONE marker lists each run's outcome.
 
     A run that fails (its input missing, its contract invalid) is that run's ``error`` entry in the
@@ -256,14 +256,23 @@ def run_suite(suite: SuiteSpec, markers_out: str | None) -> int:
     did not start) is an ERROR marker and exit 1.
     """
     try:
-        from airflow_dq_contracts.engine.session import get_spark, startup_line
+        from airflow_dq_contracts.engine.connect_session import job_session, run_scope
+        from airflow_dq_contracts.engine.session import startup_line
         from airflow_dq_contracts.engine.suite import load_suite, run_suite_outcomes
 
         outcomes = load_suite(suite)
         session_started = time.time()
-        spark = get_spark(app_name=f"dq-contracts:suite of {len(outcomes)}", local_tuning=False)
+        # --remote: a Spark Connect client (engine/connect_session.py), as for one run.
+        remote = getattr(args, "remote", None)
+        spark = job_session(
+            f"dq-contracts:suite of {len(outcomes)}",
+            remote,
+            getattr(args, "connect_timeout", None),
+            getattr(args, "connection", None),
+        )
         _progress(startup_line(spark, PROCESS_STARTED, session_started))
-        run_suite_outcomes(spark, outcomes, progress=_progress)
+        with run_scope(spark, outcomes[0].spec.run_id if outcomes else None, remote=bool(remote)):
+            run_suite_outcomes(spark, outcomes, progress=_progress)
         entries = [_suite_entry(outcome) for outcome in outcomes]
     except Exception as exc:  # noqa: BLE001 - every failure becomes one readable marker + exit 1
         traceback.print_exc()

@@ -69,7 +69,7 @@ from typing import Any
 
 from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
 from airflow_dq_contracts.hooks.contract_submit import ContractJobError, ContractSubmitHook
-from airflow_dq_contracts.hooks.spark_connect import ContractConnectHook, is_connect_connection
+from airflow_dq_contracts.hooks.spark_connect import ContractConnectHook, JobHook, is_connect_connection
 from airflow_dq_contracts.hooks.storage import (
     StorageCredentials,
     check_access,
@@ -393,7 +393,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             str(item) if self._is_contract_path(item) else f"<{self.task_id}.contract[{index}]>"
             for index, item in enumerate(self.contract if isinstance(self.contract, list) else [])
         ]
-        self._hook: ContractSubmitHook | ContractConnectHook | None = None
+        self._hook: JobHook | None = None
         self._lineage: dict[str, Any] | None = None  # what the last execute() checked and wrote
         self.add_contract_asset(emit_asset, search_folders(self))
 
@@ -554,7 +554,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
 
     def make_hook(
         self, application_args: list[str], files: list[str], warehouse: str, run_id: str | None = None
-    ) -> ContractSubmitHook | ContractConnectHook:
+    ) -> JobHook:
         """The hook that submits the job (overridable, e.g. to add ``post_submit_commands``).
 
         ``run_id`` identifies the run across retries (the hook reclaims an earlier attempt's driver by it).
@@ -579,7 +579,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             **kwargs,
         )
 
-    def submit(self, hook: ContractSubmitHook, what: str) -> dict[str, Any] | None:
+    def submit(self, hook: JobHook, what: str) -> dict[str, Any] | None:
         """Run ``hook``'s job (``on_kill`` stops it); the job's report, or the task's failure naming ``what``."""
         self._hook = hook
         try:

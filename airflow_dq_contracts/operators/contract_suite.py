@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from airflow_dq_contracts.contract import Contract
-from airflow_dq_contracts.hooks.contract_submit import ContractSubmitHook
+from airflow_dq_contracts.hooks.spark_connect import JobHook
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.jobs.markers import SUITE_KEY
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY
@@ -98,8 +98,8 @@ class SuiteHost(Protocol):
     def run_spec(self, context: Context, contract: Contract, text: str, warehouse: str) -> RunSpec: ...
     def make_hook(
         self, application_args: list[str], files: list[str], warehouse: str, run_id: str | None = None
-    ) -> ContractSubmitHook: ...
-    def submit(self, hook: ContractSubmitHook, what: str) -> dict[str, Any] | None: ...
+    ) -> JobHook: ...
+    def submit(self, hook: JobHook, what: str) -> dict[str, Any] | None: ...
     def run_report(self, context: Context, summary: dict[str, Any], warehouse: str) -> str | None: ...
 
 

@@ -32,6 +32,7 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from airflow_dq_contracts.store import catalog_names
 from airflow_dq_contracts.timeutil import from_epoch_micros
 
 #: Where catalog table names are looked up when no warehouse is given (Spark's warehouse layout).
@@ -141,7 +142,8 @@ def warehouse_table_path(table: str, warehouse: str | None = None) -> str:
 
 
 def resolve_location(target: str, warehouse: str | None = None) -> str:
-    """Where delta-rs reads ``target``: the path itself (``~`` expanded), or a table name in the warehouse layout.
+    """Where delta-rs reads ``target``: the path itself (``~`` expanded), or a table name — where a job found it
+    in its catalog (:mod:`~airflow_dq_contracts.store.catalog_names`), else in the warehouse layout.
 
     >>> resolve_location("/wh/dq_results"), resolve_location("dq.results", "/wh")
     ('/wh/dq_results', '/wh/dq.db/results')
@@ -149,7 +151,9 @@ def resolve_location(target: str, warehouse: str | None = None) -> str:
     if is_path(target):
         text = target.strip()
         return text if "://" in text else os.path.expanduser(text)
-    return warehouse_table_path(target, warehouse)
+    # Where the job's catalog put the table, when a job recorded it (store/catalog_names.py).
+    recorded = catalog_names.lookup(warehouse or os.environ.get(WAREHOUSE_ENV), target)
+    return recorded or warehouse_table_path(target, warehouse)
 
 
 def table_exists(location: str, storage_options: Mapping[str, str] | None = None) -> bool:

@@ -37,6 +37,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 __all__ = [
+    "catalog_locations",
     "create_table_sql",
     "delete_where",
     "describe_detail",
@@ -146,3 +147,25 @@ def history(spark: SparkSession, reference: str, limit: int | None = None) -> Da
 def delete_where(spark: SparkSession, reference: str, column: str, value: str) -> None:
     """One Delta commit removing the rows whose ``column`` equals ``value``."""
     spark.sql(f"DELETE FROM {reference} WHERE {_quote(column)} = {_literal(value)}").collect()
+
+
+def catalog_locations(spark: SparkSession, targets: Sequence[str | None]) -> dict[str, str]:
+    """``{name: location}`` of the catalog tables among ``targets`` (paths are skipped), as the catalog says.
+
+    Any session (spark-submit or Connect). A name whose table does not exist (an output not written
+    by this run) is left out; the Airflow side then falls back to the warehouse layout and says so.
+    """
+    from airflow_dq_contracts.store.delta import is_path
+
+    found: dict[str, str] = {}
+    for target in targets:
+        if not target or is_path(target) or target in found:
+            continue
+        try:
+            detail = describe_detail(spark, target)
+        except PySparkException:
+            detail = None
+        location = (detail or {}).get("location")
+        if location:
+            found[target] = str(location)
+    return found

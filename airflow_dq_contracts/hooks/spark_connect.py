@@ -1,0 +1,299 @@
+"""Run the contract job as a Spark Connect client: the second transport, beside spark-submit (no pyspark here).
+
+A connection of type ``spark_connect`` (the Apache Spark provider's: host, port, login = user id,
+password = token, extra ``use_ssl``; ``user_id`` / ``token`` in the extra are accepted too) makes
+:class:`~airflow_dq_contracts.operators.contract_check.ContractCheckOperator` run the job through
+this hook instead of ``spark-submit``:
+
+* The job runs in a short **Python subprocess** — ``python -m airflow_dq_contracts.jobs.run_contract
+  --spec=… --remote sc://HOST:PORT/;user_id=… --connect-timeout S --connection ID`` — that is a Spark
+  Connect client: no spark-submit, no local JVM. The Airflow worker process never imports PySpark and
+  never opens a Connect session, so PySpark's ``SPARK_CONNECT_MODE_ENABLED`` (set in the environment of
+  a process that opened one) never reaches a later spark-submit or local session of the same worker;
+  the subprocess's environment is cleaned of it too.
+* Same protocol as spark-submit: the job prints the ``DQ_CONTRACTS_DONE`` / ``DQ_CONTRACTS_ERROR``
+  markers (:mod:`airflow_dq_contracts.jobs.markers`), so the operator's read-back, XCom summary,
+  decision and idempotent retries are the same code.
+* **The token** travels in the subprocess's environment (``$DQ_CONTRACTS_CONNECT_TOKEN``), never in its
+  argv or the log; it is registered with Airflow's secrets masker.
+* **Bounded connect**: ``connect_timeout`` seconds (default 30; the connection's extra
+  ``connect_timeout`` overrides the default) before an unreachable server fails the task, naming the
+  connection — nothing is written.
+* **Kill**: ``on_kill`` (and an ``execution_timeout``, which calls it) sends SIGTERM to the job; it
+  interrupts its operations on the server (``spark.interruptTag`` of the run's tag) and exits; what is
+  left after ``kill_grace`` seconds is killed with its process group.
+
+Example::
+
+    hook = ContractConnectHook(conn_id="spark_connect_default", application_args=spec.job_arguments().arguments)
+    outcome = hook.submit_job()          # the job's DONE payload; ContractJobError with the job's message
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from airflow_dq_contracts.hooks.contract_submit import ContractSubmitHook
+from airflow_dq_contracts.hooks.errors import ContractJobError
+from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, parse_marker
+from airflow_dq_contracts.version_compat import AirflowException, BaseHook, mask_secret, reap_process_group
+
+__all__ = [
+    "CONNECT_CONN_TYPE",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_PORT",
+    "TOKEN_ENV",
+    "ConnectTarget",
+    "ContractConnectHook",
+    "JobHook",
+    "connect_target",
+    "is_connect_connection",
+]
+
+CONNECT_CONN_TYPE = "spark_connect"
+DEFAULT_PORT = 15002
+#: Seconds an unreachable server may take before the task fails (connection extra ``connect_timeout``).
+DEFAULT_CONNECT_TIMEOUT = 30.0
+#: The job reads the token from here (engine/connect_session.py): never argv.
+TOKEN_ENV = "DQ_CONTRACTS_CONNECT_TOKEN"
+#: Seconds between SIGTERM (the job interrupts its server-side operations) and SIGKILL.
+KILL_GRACE_SECONDS = 20
+# Variables a Connect client (or an earlier spark-submit) leaves that must not steer the job's process.
+_INHERITED = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "PYSPARK_GATEWAY_PORT")
+
+
+class ConnectTarget:
+    """What a ``spark_connect`` connection says: the ``sc://`` URL (no token), the token, the timeout.
+
+    >>> target = ConnectTarget("sc://h:15002/;user_id=ann", "t0k", 30.0)
+    >>> target
+    ConnectTarget(url='sc://h:15002/;user_id=ann', token=***, connect_timeout=30.0)
+    """
+
+    def __init__(self, url: str, token: str | None, connect_timeout: float) -> None:
+        self.url = url
+        self.token = token
+        self.connect_timeout = connect_timeout
+
+    def __repr__(self) -> str:  # the token never shows, not even in a traceback's locals
+        token = "***" if self.token else None
+        return f"ConnectTarget(url={self.url!r}, token={token}, connect_timeout={self.connect_timeout!r})"
+
+
+def is_connect_connection(conn_id: str) -> bool:
+    """True when ``conn_id`` is a connection of type ``spark_connect`` (False when it does not exist)."""
+    try:
+        connection = BaseHook.get_connection(conn_id)
+    except Exception:  # noqa: BLE001 - AirflowNotFoundException and friends: not ours to decide, spark-submit's hook will say
+        return False
+    return str(connection.conn_type or "").replace("-", "_") == CONNECT_CONN_TYPE
+
+
+def connect_target(
+    host: str | None,
+    port: int | None,
+    login: str | None = None,
+    password: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+    conn_id: str = "",
+) -> ConnectTarget:
+    """A :class:`ConnectTarget` from a connection's fields (the Apache Spark provider's layout).
+
+    >>> connect_target("spark-connect", None, extra={"user_id": "ann", "use_ssl": True}).url
+    'sc://spark-connect:15002/;user_id=ann;use_ssl=true'
+    >>> connect_target("sc://10.0.0.5", 443, password="x").url
+    'sc://10.0.0.5:443/'
+    """
+    extra = dict(extra or {})
+    text = (host or "").strip()
+    if not text:
+        raise AirflowException(f"connection {conn_id!r} (spark_connect) has no host")
+    address = text.split("://", 1)[1] if "://" in text else text
+    address = address.split("/", 1)[0]
+    if ":" not in address or port:
+        address = f"{address.rsplit(':', 1)[0] if ':' in address else address}:{port or DEFAULT_PORT}"
+    params = []
+    user_id = login or extra.get("user_id")
+    if user_id:
+        params.append(f"user_id={quote(str(user_id), safe='')}")
+    use_ssl = extra.get("use_ssl")
+    if use_ssl is not None and use_ssl != "":
+        params.append(f"use_ssl={str(use_ssl).lower() in ('1', 'true', 'yes')}".lower())
+    token = password or extra.get("token") or None
+    try:
+        timeout = float(extra.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT))
+    except (TypeError, ValueError):
+        raise AirflowException(
+            f"connection {conn_id!r}: extra connect_timeout must be a number of seconds, got {extra.get('connect_timeout')!r}"
+        ) from None
+    url = f"sc://{address}/" + (";" + ";".join(params) if params else "")
+    return ConnectTarget(url, str(token) if token else None, timeout)
+
+
+class ContractConnectHook(BaseHook):
+    """Run the contract job as a Spark Connect client subprocess (see module docs).
+
+    :param conn_id: a ``spark_connect`` connection.
+    :param application_args: the job's arguments (``--spec=…`` or ``--spec-file=PATH``), passed untouched.
+    :param run_id: the run's id (for log lines; the job tags its operations with it from the spec).
+    :param connect_timeout: seconds before an unreachable server fails the task; default the
+        connection's extra ``connect_timeout``, else :data:`DEFAULT_CONNECT_TIMEOUT`.
+    :param env_vars: extra environment of the job's process.
+    :param kill_grace: seconds between SIGTERM and SIGKILL in :meth:`on_kill`.
+
+    Example::
+
+        hook = ContractConnectHook(conn_id="spark_connect_default", application_args=["--spec=..."])
+        payload = hook.submit_job()
+    """
+
+    conn_name_attr = "conn_id"
+    default_conn_name = "spark_connect_default"
+    conn_type = CONNECT_CONN_TYPE
+    hook_name = "Data contract job over Spark Connect"
+
+    def __init__(
+        self,
+        *,
+        conn_id: str = default_conn_name,
+        application_args: Sequence[str] = (),
+        run_id: str | None = None,
+        connect_timeout: float | None = None,
+        env_vars: Mapping[str, str] | None = None,
+        kill_grace: float = KILL_GRACE_SECONDS,
+    ) -> None:
+        super().__init__()
+        self.conn_id = conn_id
+        self.application_args = list(application_args)
+        self.run_id = run_id
+        self.connect_timeout = connect_timeout
+        self.env_vars = dict(env_vars or {})
+        self.kill_grace = kill_grace
+        self.done: dict[str, Any] | None = None
+        self.job_error: dict[str, Any] | None = None
+        self.process: subprocess.Popen[str] | None = None
+        self._killed = False
+        self._lock = threading.Lock()
+
+    def target(self) -> ConnectTarget:
+        """The connection's URL, token and timeout (the token registered with the secrets masker)."""
+        connection = self.get_connection(self.conn_id)
+        target = connect_target(
+            connection.host,
+            connection.port,
+            connection.login,
+            connection.password,
+            connection.extra_dejson,
+            conn_id=self.conn_id,
+        )
+        if target.token:
+            mask_secret(target.token)
+        if self.connect_timeout is not None:
+            target.connect_timeout = float(self.connect_timeout)
+        return target
+
+    def command(self, target: ConnectTarget) -> list[str]:
+        """The job's command line (no token in it)."""
+        return [
+            sys.executable,
+            "-m",
+            "airflow_dq_contracts.jobs.run_contract",
+            *self.application_args,
+            f"--remote={target.url}",
+            f"--connect-timeout={target.connect_timeout:g}",
+            f"--connection={self.conn_id}",
+        ]
+
+    def environment(self, target: ConnectTarget) -> dict[str, str]:
+        """The job's environment: this worker's, without Connect/spark-submit leftovers, plus the token."""
+        env = {key: value for key, value in os.environ.items() if key not in _INHERITED}
+        env.pop(TOKEN_ENV, None)
+        env.update(self.env_vars)
+        if target.token:
+            env[TOKEN_ENV] = target.token
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        return env
+
+    def submit_job(self) -> dict[str, Any] | None:
+        """Run the job to its end; its DONE payload, or :class:`ContractJobError` with its own words."""
+        self.done = None
+        self.job_error = None
+        target = self.target()
+        self.log.info(
+            "Running the contract job as a Spark Connect client of %s (connection %s, connect timeout %g s)",
+            target.url,
+            self.conn_id,
+            target.connect_timeout,
+        )
+        with self._lock:
+            if self._killed:
+                raise ContractJobError("the task was stopped (on_kill) before the job started", kind="submit_failed")
+            self.process = subprocess.Popen(
+                self.command(target),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                env=self.environment(target),
+                start_new_session=True,  # on_kill signals the job and anything it started
+            )
+        tail: list[str] = []
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            line = raw.rstrip("\n")
+            parsed = parse_marker(line)
+            if parsed is not None:
+                marker, payload = parsed
+                if marker == DONE_MARKER:
+                    self.done = payload
+                elif marker == ERROR_MARKER:
+                    self.job_error = payload
+            tail = (tail + [line])[-20:]
+            self.log.info("%s", line)
+        code = self.process.wait()
+        if self.job_error is not None:
+            raise ContractJobError(
+                str(self.job_error.get("message")), kind=str(self.job_error.get("kind") or "run_failed")
+            )
+        if self._killed:
+            raise ContractJobError("the task was stopped (on_kill) while the contract job ran", kind="submit_failed")
+        if code != 0 or self.done is None:
+            raise ContractJobError(
+                f"the Spark Connect job exited with code {code} before reporting a result; last lines:\n"
+                + "\n".join(tail),
+                kind="submit_failed",
+            )
+        return self.done
+
+    def on_kill(self) -> None:
+        """SIGTERM the job (it interrupts its server-side operations), SIGKILL its group after ``kill_grace``."""
+        with self._lock:
+            self._killed = True
+            process = self.process
+        if process is None or process.poll() is not None:
+            return
+        self.log.info(
+            "Stopping the Spark Connect job (pid %s): its server-side operations are interrupted", process.pid
+        )
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+            process.wait(timeout=self.kill_grace)
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            try:
+                reap_process_group(os.getpgid(process.pid), self.log, timeout=5)
+            except Exception as exc:  # noqa: BLE001 - on_kill must not raise; say what was left
+                self.log.warning("Stopping the Spark Connect job's process group: %s", exc)
+
+
+#: What runs a contract job for the operator: spark-submit, or a Spark Connect client.
+JobHook = ContractSubmitHook | ContractConnectHook
