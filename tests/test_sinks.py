@@ -58,6 +58,8 @@ EXPECTED_RESULTS_SCHEMA = [
     ("reference_time", "timestamp"),
     ("expected_min", "double"),
     ("expected_max", "double"),
+    # third wave (issue 27), appended
+    ("evaluated_from", "string"),
 ]
 FIRST_WAVE_COLUMNS = EXPECTED_RESULTS_SCHEMA[:22]
 

@@ -184,6 +184,9 @@ def test_a_table_with_statistics_everywhere(spark, tmp_path):
     assert {k for k, v in sources.items() if v == "scan"} == set(SCANNED)
     result, ev = _evaluate(spark, contract, path)
     _assert_expected(result, rows)
+    # The contract's own switch: every check scanned.
+    off, _ = _evaluate(spark, load_contract({**_contract(), "enforcement": {"statistics": "off"}}), path)
+    assert {r.evaluated_from for r in off.checks} == {"scan"}
     # Microsecond precision survives millisecond statistics: the value is not a truncated one.
     assert any(r[3] is not None and r[3].microsecond % 1000 for r in rows)
 
@@ -209,7 +212,7 @@ def test_deletion_vectors_and_a_renamed_column(spark, tmp_path):
     assert sources["days"] == "statistics"  # partition values are exact
     assert sources["id/id_missing"] == "statistics"  # no NULL in id: nothing deleted can change it
     assert sources["opt/opt_missing"] == "statistics"  # each file all NULL or none: exact too
-    assert sources["qty/qty_missing"] == "scan"  # files with some NULLs lost rows: which, unknown
+    assert sources["quantity/qty_missing"] == "scan"  # files with some NULLs lost rows: which, unknown
     # Bounds of files with deletion vectors are not tight: min/max are scanned.
     for key in ("id/id_min", "id/id_max", "price/price_min", "ts/ts_max", "fresh"):
         assert sources[key] == "scan", key
@@ -292,3 +295,42 @@ def test_a_statistics_only_contract_reads_no_data_file(spark, tmp_path):
     assert next(s for s in ev.stats if s.name == "scan").detail.endswith("no scan")
     assert after.row_count == len(rows)
     assert not math.isnan(after.checks[1].metric_value)
+
+
+def test_a_results_table_without_evaluated_from_accepts_the_new_rows(spark, tmp_path):
+    """A results table of the previous release (no ``evaluated_from``) is evolved by the next write; its
+    old rows read the column as NULL (Spark and delta-rs), the new rows keep it."""
+    from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
+    from airflow_dq_contracts.store import results_store, sinks
+
+    path = str(tmp_path / "results")
+    previous = [(name, kind) for name, kind in RESULT_COLUMNS if name != "evaluated_from"]
+
+    def record(run_id: str, source: str | None) -> CheckResult:
+        return CheckResult(
+            run_id=run_id, contract_name="c", contract_version="1", dataset="d", check_id="rows",
+            check_name="rows", check_type="num_rows", column=None, severity="P1", action="gate",
+            validator="min 1", metric_value=3.0, status="passed", passed=True, failed_rows=None,
+            message="", row_count=3, evaluated_at=REFERENCE, reference_time=REFERENCE, evaluated_from=source,
+        )  # fmt: skip
+
+    old = record("run-old", None)
+    ddl = ", ".join(f"`{name}` {kind}" for name, kind in previous)
+    spark.createDataFrame([tuple(getattr(old, n) for n, _ in previous)], ddl).write.format("delta").partitionBy(
+        "contract_name"
+    ).save(path)
+    assert sinks.write_results(spark, [record("run-new", "statistics")], path, run_id="run-new") == 1
+    columns = spark.read.format("delta").load(path).columns
+    assert columns[-1] == "evaluated_from" and len(columns) == len(RESULT_COLUMNS)
+    for read in (results_store.read_results, lambda p, r: sinks.read_results(spark, p, r)):
+        assert [r.evaluated_from for r in read(path, "run-new")] == ["statistics"]
+        assert [r.evaluated_from for r in read(path, "run-old")] == [None]
+
+
+def test_the_contract_switch_is_validated():
+    from airflow_dq_contracts.contract import ContractValidationError
+
+    assert load_contract({"name": "a"}).enforcement.statistics is True
+    assert load_contract({"name": "a", "enforcement": {"statistics": "off"}}).enforcement.statistics is False
+    with pytest.raises(ContractValidationError, match="statistics"):
+        load_contract({"name": "a", "enforcement": {"statistics": "sometimes"}})

@@ -21,6 +21,9 @@ scan and grouped passes) with fixed ids (DESIGN §5):
   ``_table_/sla_freshness`` (``enforcement.sla: {severity: P1}`` or ``off``), unless an explicit
   ``freshness`` check on that column exists.
 
+* **Statistics** — ``enforcement.statistics: off`` (default ``on``): no check of this contract is answered
+  from the Delta log's statistics; every one is scanned (``engine/statistics_first.py``).
+
 ``off`` may be written bare or quoted: YAML 1.1 reads a bare ``off`` as ``false``.
 
 Example::
@@ -51,7 +54,7 @@ from .yamlsrc import format_path
 Path = tuple[Any, ...]
 
 TABLE = "_table_"
-ENFORCEMENT_KEYS = ("schema", "constraints", "sla")
+ENFORCEMENT_KEYS = ("schema", "constraints", "sla", "statistics")
 SCHEMA_KEYS = ("mode", "severity")
 SEVERITY_KEYS = ("severity",)
 CONSTRAINT_KEYS = ("unique", "primary_key", "allowed_values", "pattern", "format", "min_value", "max_value")
@@ -144,6 +147,9 @@ def read_enforcement(issues: Issues, raw: Any, path: Path = ("enforcement",)) ->
         issues, raw.get("constraints"), path + ("constraints",), default.constraints_severity
     )
     sla, sla_severity = _switch(issues, raw.get("sla"), path + ("sla",), default.sla_severity)
+    statistics = raw.get("statistics")  # on (default) | off: answer checks from the Delta log first
+    if statistics is not None and not (_is_on(statistics) or is_off(statistics)):
+        issues.add(path + ("statistics",), f"'statistics' must be on or off, got {statistics!r}")
     return Enforcement(
         schema_mode=mode,
         schema_severity=schema_severity,
@@ -151,6 +157,7 @@ def read_enforcement(issues: Issues, raw: Any, path: Path = ("enforcement",)) ->
         constraints_severity=constraints_severity,
         sla=sla,
         sla_severity=sla_severity,
+        statistics=not is_off(statistics),
     )
 
 

@@ -214,6 +214,8 @@ class Enforcement:
     constraints_severity: str = "P1"
     sla: bool = True
     sla_severity: str = "P1"
+    #: ``enforcement.statistics: off``: never answer a check from the Delta log (engine/statistics_first.py)
+    statistics: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

@@ -280,8 +280,9 @@ class Evaluator:
     def _from_statistics(self, planned: list[_Planned]) -> None:
         """Measure from the Delta log what it answers exactly, before any scan (see :mod:`.statistics_first`)."""
         candidates = [(p.check, p.metric, not p.error) for p in planned]
+        source = self.statistics if self.contract.enforcement.statistics else None  # enforcement.statistics: off
         outcome = answer(
-            self.spark, self.statistics, self.df.schema, self.run_filter, candidates, self.reference_time, self.progress
+            self.spark, source, self.df.schema, self.run_filter, candidates, self.reference_time, self.progress
         )
         for index, measurement in outcome.answers.items():
             planned[index].answered = measurement

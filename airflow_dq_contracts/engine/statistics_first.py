@@ -31,8 +31,8 @@ a filter naming a data column cannot prune files exactly). Statistics are read b
 names under column mapping. Every result row says how it was computed: ``evaluated_from`` is
 ``statistics`` or ``scan``.
 
-Off switch: the Spark conf ``spark.dqcontracts.statistics.enabled=false`` (``--conf`` of
-``dq-contracts run``, the operator's ``spark_conf``).
+Off switches: the Spark conf ``spark.dqcontracts.statistics.enabled=false`` (``--conf`` of
+``dq-contracts run``, the operator's ``spark_conf``), or the contract's ``enforcement: {statistics: off}``.
 
 Example::
 
@@ -296,8 +296,12 @@ def _exact_time(snapshot: _Snapshot, column: str, data_type: T.DataType, kind: s
     return None if exact is None else to_epoch_micros(exact)
 
 
+def _limit(check: Check, side: str) -> float | None:
+    return check.validator.lower_limit if side == "lower" else check.validator.upper_limit
+
+
 def _breaks(check: Check, side: str, value: Any) -> bool:
-    limit = check.validator.lower_limit if side == "lower" else check.validator.upper_limit
+    limit = _limit(check, side)
     if limit is None:
         return False
     number = Decimal(value) if isinstance(value, int) else value
@@ -346,8 +350,9 @@ def _answer_one(
             return metric.measure([micros, 1, 1], [], ctx)
         number = value if micros is None else micros / 1_000_000
         scan: list[Any] = [number, 1]
-        if metric.violation() is not None:
-            if _breaks(metric.check, "lower" if kind == "min" else "upper", number):
+        side = "lower" if kind == "min" else "upper"
+        if _limit(metric.check, side) is not None:  # the metric has a per-row predicate (Metric.beyond_limit)
+            if _breaks(metric.check, side, number):
                 return None  # it fails: the scan counts the violating rows
             scan.append(0)
         return metric.measure(scan, [], ctx)
