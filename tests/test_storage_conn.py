@@ -10,6 +10,7 @@ secret) is in ``test_storage_conn_s3.py``.
 from __future__ import annotations
 
 import airflow_fixtures  # noqa: F401  — must come before anything that imports airflow
+from airflow_fixtures import airflow_db, install_dag, run_dag  # noqa: F401
 
 import asyncio
 import json
@@ -252,6 +253,87 @@ def test_the_triggerer_resolves_the_connection_itself_and_stores_only_its_name(m
     )
     with pytest.raises(connections.StorageConnectionError, match="storage connection 'absent_conn'"):
         asyncio.run(aget_storage_credentials("absent_conn"))
+
+
+def _supervised_task_log(dag, dag_run, task_id: str, log_path: Path) -> int:
+    """Run ``task_id`` of ``dag_run`` again the way a worker does: Airflow's own ``supervise()`` forks the task
+    process and writes its log file through the task log's processors (the secrets masker among them).
+
+    The Execution API is Airflow's in-process one (what ``dag.test()`` talks to), so no API server is started.
+    """
+    from airflow.executors import workloads
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.sdk.execution_time.supervisor import InProcessTestSupervisor, supervise
+    from airflow.utils.session import create_session
+    from airflow.utils.state import TaskInstanceState
+    from sqlalchemy import select
+
+    with create_session() as session:
+        ti = session.scalars(
+            select(TaskInstance).where(
+                TaskInstance.dag_id == dag.dag_id,
+                TaskInstance.run_id == dag_run.run_id,
+                TaskInstance.task_id == task_id,
+            )
+        ).one()
+        ti.state = TaskInstanceState.QUEUED
+        ti.try_number += 1
+        session.flush()
+        workload = workloads.ExecuteTask.make(
+            ti, dag_rel_path=Path(Path(dag.fileloc).name), bundle_info=workloads.BundleInfo(name="dags-folder")
+        )
+        session.commit()
+    return supervise(
+        ti=workload.ti,
+        bundle_info=workload.bundle_info,
+        dag_rel_path=workload.dag_rel_path,
+        token="",
+        client=InProcessTestSupervisor._api_client(dag),
+        log_path=str(log_path),
+    )
+
+
+@pytest.mark.airflow
+def test_secrets_are_masked_in_a_real_task_log(airflow_db, monkeypatch, tmp_path):  # noqa: F811
+    """A careless task logs everything the connection gave it: the task log (written by Airflow's supervisor)
+    shows ``***``. The GCS key's JSON is re-serialised by the mapping, so Airflow's own masking of the
+    connection's extra does not cover it: only this package's masking of every secret does."""
+    private_key = (
+        "-----BEGIN PRIVATE KEY-----MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7-----END PRIVATE KEY-----"
+    )
+    compact_key = json.dumps({"type": "service_account", "private_key": private_key}, separators=(",", ":"))
+    aws_secret, aws_token = "masked-aws-secret-5e1f0c2d9b", "masked-aws-token-8c7d6e5f4a"
+    monkeypatch.setenv("AIRFLOW_CONN_LAKE_MASKED", json.dumps({"conn_type": "aws", "login": "AKIAMASKED",
+        "password": aws_secret, "extra": {"aws_session_token": aws_token}}))  # fmt: skip
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_GCS_MASKED",
+        json.dumps({"conn_type": "google_cloud_platform", "extra": {"keyfile_dict": compact_key}}),
+    )
+    dag = install_dag("""
+        import datetime as dt
+        import logging
+        from airflow.sdk import DAG, task
+        from airflow_dq_contracts.hooks.storage import get_storage_credentials
+
+        with DAG("dq_storage_conn_masked", schedule=None, start_date=dt.datetime(2024, 1, 1)) as dag:
+            @task
+            def careless():
+                for conn_id in ("lake_masked", "gcs_masked"):
+                    creds = get_storage_credentials(conn_id)
+                    logging.getLogger("airflow.task").info("CARELESS %s %s", conn_id, dict(creds.env))
+                    print("CARELESS", conn_id, dict(creds.delta_options))
+
+            careless()
+    """)
+    _, dag_run = run_dag(dag, mark_success_pattern="careless")  # creates the run; the task runs below
+    log_path = tmp_path / "careless.log"
+    assert _supervised_task_log(dag, dag_run, "careless", log_path) == 0
+    log = log_path.read_text()
+    careless = [line for line in log.splitlines() if "CARELESS" in line]
+    assert len(careless) == 4, log[-3000:]  # two logged, two printed lines
+    assert "AKIAMASKED" in log and "***" in log  # the lines are there, their secrets are not
+    for secret in (aws_secret, aws_token, private_key, json.dumps(json.loads(compact_key))):
+        assert secret not in log
 
 
 # ------------------------------------------------------------------------------------------ the job's side
