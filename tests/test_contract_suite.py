@@ -388,6 +388,7 @@ def test_the_job_reports_each_run_of_a_suite_in_one_marker(spark, tmp_path):
     assert [marker for marker, _ in found] == [markers.DONE_MARKER]
     entries = found[0][1][markers.SUITE_KEY]
     assert [e["run_id"] for e in entries] == ["j-1", "j-2", "j-3"]
+    assert "error" not in entries[0], entries[0]
     expected = expectations(PAYMENTS_CHECKS, rows)
     assert entries[0]["decision"] == ("pass" if all(p for _, _, p, _ in expected.values()) else "gate")
     written = delta_rows(tmp_path / "dq_results", "run_id", "j-1")

@@ -87,12 +87,13 @@ class SuiteHost(Protocol):
     """What :func:`run_suite_task` needs of the operator (``ContractCheckOperator``)."""
 
     task_id: str
-    log: Any
     fail_on_gate: bool
     quarantine_table: str | None
     valid_table: str | None
     max_inline_contract_bytes: int
 
+    @property
+    def log(self) -> Any: ...
     def contract_sources(self) -> list[tuple[Any, str]]: ...
     def load_contract(self, source: Any = None, origin: str | None = None) -> tuple[Contract, str]: ...
     def run_spec(self, context: Context, contract: Contract, text: str, warehouse: str) -> RunSpec: ...
@@ -163,7 +164,7 @@ def member_table(template: str | None, contract_name: str) -> str | None:
 # --------------------------------------------------------------------------------------- summaries
 
 
-def error_summary(contract: Contract, spec: RunSpec, message: str, *, at: str) -> dict[str, Any]:
+def error_summary(contract: Contract, spec: RunSpec, message: str, *, at: str | None) -> dict[str, Any]:
     """A contract's entry when its run produced no result: status ``error``, decision ``gate`` (fails closed)."""
     return {
         "run_id": spec.run_id,
@@ -194,7 +195,9 @@ def worst_decision(decisions: Iterable[str]) -> str:
     return max(decisions, key=lambda decision: _RANK.get(decision, _RANK[DECISION_GATE]), default=DECISION_PASS)
 
 
-def suite_summary(run_id: str, summaries: list[dict[str, Any]], started_at: str, finished_at: str) -> dict[str, Any]:
+def suite_summary(
+    run_id: str, summaries: list[dict[str, Any]], started_at: str | None, finished_at: str | None
+) -> dict[str, Any]:
     """The task's XCom value for several contracts (see the module docs)."""
     counts = {key: sum(int(s["counts"].get(key, 0)) for s in summaries) for key in ("passed", "failed", "error")}
     return {
