@@ -200,3 +200,62 @@ def test_deferred_sensor_on_s3_resolves_the_connection_in_the_triggerer(s3, monk
     for secret in (s3.settings.secret_access_key, WRONG_SECRET):
         assert secret not in log
         assert secret not in json.dumps(value)
+
+
+def test_cli_history_and_report_on_s3_with_storage_options_over_the_environment(s3, tmp_path):
+    """Keys in the standard environment, the endpoint only as ``--storage-option``: both are needed."""
+    import os
+    import subprocess
+    import sys
+
+    from deltalake import write_deltalake
+
+    from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
+    from airflow_dq_contracts.store.delta_commits import arrow_schema, result_row
+
+    results = s3.url("cli/dq_results")
+    reference = dt.datetime(2024, 3, 1, tzinfo=UTC)
+    runs = {"run-a": (True, True), "run-b": (True, False)}  # run → (volume passed, ids passed)
+    records = []
+    for offset, (run_id, outcomes) in enumerate(runs.items()):
+        for check_id, passed in zip(("_table_/volume", "id/ids_present"), outcomes, strict=True):
+            records.append(
+                CheckResult(run_id=run_id, contract_name="orders", contract_version="1.0.0", dataset="orders",
+                            check_id=check_id, check_name=check_id, check_type="row_count", column=None,
+                            severity="P1", action="gate", validator="noop", metric_value=1.0,
+                            status="passed" if passed else "failed", passed=passed, failed_rows=None, message="",
+                            row_count=10, evaluated_at=reference + dt.timedelta(days=offset),
+                            reference_time=reference + dt.timedelta(days=offset))
+            )  # fmt: skip
+    rows = pa.Table.from_pylist(
+        [dict(zip([name for name, _ in RESULT_COLUMNS], result_row(r), strict=True)) for r in records],
+        schema=arrow_schema(RESULT_COLUMNS),
+    )
+    write_deltalake(results, rows, partition_by=["contract_name"], storage_options=s3.settings.delta_options())
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update({"AWS_ACCESS_KEY_ID": s3.settings.access_key_id, "AWS_SECRET_ACCESS_KEY": s3.settings.secret_access_key})
+    endpoint = ["--storage-option", f"AWS_ENDPOINT_URL={s3.settings.endpoint_url}", "--storage-option",
+                "AWS_ALLOW_HTTP=true", "--storage-option", "AWS_REGION=us-east-1"]  # fmt: skip
+    cli = [sys.executable, "-m", "airflow_dq_contracts.cli.main"]
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*cli, *args], capture_output=True, text=True, env=env, timeout=300)
+
+    without = run("history", "orders", "--results-table", results, "--json")
+    assert without.returncode != 0  # the environment alone does not say where the server is
+    history = run("history", "orders", "--results-table", results, "--json", *endpoint)
+    assert history.returncode == 0, history.stderr
+    checks = {c["check_id"]: c for c in json.loads(history.stdout)["checks"]}
+    assert {k: (c["runs"], c["failures"]) for k, c in checks.items()} == {
+        "_table_/volume": (2, 0),
+        "id/ids_present": (2, 1),
+    }
+    report_url = s3.url("cli/reports/orders.html")
+    report = run("report", "--results-table", results, "--contract", "orders", "--run-id", "run-b",
+                 "-o", report_url, *endpoint)  # fmt: skip
+    assert report.returncode == 0, report.stderr
+    status, page = s3.server.get_object(report_url.split(f"s3://{s3.server.bucket}/", 1)[1])
+    assert status == 200 and b"run-b" in page and b"id/ids_present" in page
+    for done in (without, history, report):
+        assert s3.settings.secret_access_key not in done.stdout + done.stderr
