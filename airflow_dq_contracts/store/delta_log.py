@@ -22,8 +22,9 @@ Plain Parquet folders (no ``_delta_log``)
     a data column alone with pyarrow, the "commit" time as the newest file's mtime.
 
 Catalog names
-    :func:`resolve_table_path` (:func:`airflow_dq_contracts.store.delta.warehouse_table_path`) maps
-    ``db.table`` to Spark's default layout ``<warehouse>/<db>.db/<table>`` (``table`` alone:
+    :func:`resolve_table_path` (:func:`airflow_dq_contracts.store.delta.resolve_location`) finds a name
+    where the last job that used it found it in its catalog (:mod:`airflow_dq_contracts.store.catalog_names`),
+    else maps ``db.table`` to Spark's default layout ``<warehouse>/<db>.db/<table>`` (``table`` alone:
     ``<warehouse>/<table>``), the warehouse being an argument or ``$DQ_CONTRACTS_WAREHOUSE``.
 
 Every failure the user can cause is a :class:`DeltaMetadataError` (the store's
@@ -61,8 +62,8 @@ from airflow_dq_contracts.store.delta import (
     StoreError,
     normalise_location,
     open_table,
+    resolve_location,
     table_exists,
-    warehouse_table_path,
 )
 from airflow_dq_contracts.store.parquet_dir import HIVE_NULL, hive_partition_values, list_parquet_files, parquet_newest
 from airflow_dq_contracts.store.table_facts import (
@@ -123,8 +124,9 @@ TIMESTAMP_TYPES = ("timestamp", "timestamp_ntz", "date")
 # also covers writers that round instead of truncating.
 _STATS_SLACK = dt.timedelta(milliseconds=1)
 
-#: A catalog table's path in Spark's warehouse layout (the store's one implementation).
-resolve_table_path = warehouse_table_path
+#: A catalog table's location: where a job found it in its catalog (store/catalog_names.py), else
+#: Spark's warehouse layout (the store's one implementation, :func:`~airflow_dq_contracts.store.delta.resolve_location`).
+resolve_table_path = resolve_location
 #: Whether a location holds a Delta table (an unreachable store counts as "no").
 is_delta_table = table_exists
 
