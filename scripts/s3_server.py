@@ -143,6 +143,10 @@ def request(
         return exc.code, exc.read()
 
 
+class _EarlyExit(RuntimeError):
+    """``weed`` stopped before serving (a port taken meanwhile, most likely)."""
+
+
 class S3Server:
     """One ``weed mini`` process serving S3 on 127.0.0.1 (see the module docstring)."""
 
@@ -167,7 +171,18 @@ class S3Server:
         """``s3://<bucket>/<key>``."""
         return f"s3://{self.bucket}/{key.lstrip('/')}"
 
-    def start(self, timeout: float = 90.0) -> S3Server:
+    def start(self, timeout: float = 90.0, tries: int = 3) -> S3Server:
+        """Start the server and wait until it serves the bucket. A port taken by another process between
+        choosing and binding it makes ``weed`` exit at once: tried again with fresh ports."""
+        for attempt in range(1, tries + 1):
+            try:
+                return self._start(timeout)
+            except _EarlyExit:
+                if attempt == tries:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start(self, timeout: float) -> S3Server:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         ports = dict(zip(_PORT_FLAGS, free_ports(len(_PORT_FLAGS))))
         self.settings = S3Settings(
@@ -218,7 +233,7 @@ class S3Server:
         deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None:
-                raise RuntimeError(f"weed mini exited with {self.process.returncode}; see {self.log_path}")
+                raise _EarlyExit(f"weed mini exited with {self.process.returncode}; see {self.log_path}")
             with contextlib.suppress(OSError):
                 status, _ = request("HEAD", f"{self.endpoint}/{self.bucket}", self.settings)
                 if status == 200:

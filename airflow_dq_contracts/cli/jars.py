@@ -8,6 +8,7 @@ exits 1 when it is not there yet. Both are plain Python; only ``fetch`` starts J
 Example::
 
     dq-contracts jars fetch --dir /opt/dq-contracts/jars     # then DQ_CONTRACTS_JARS_DIR=/opt/dq-contracts/jars
+    dq-contracts jars fetch --with s3                        # Delta's jars and the s3a filesystem's
     dq-contracts jars path                                   # …/airflow-dq-contracts/jars/io.delta_delta-spark_…
 """
 
@@ -35,6 +36,16 @@ def _fetch(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     print(f"[dq-contracts] {len(found)} jars ready", file=sys.stderr)
     print(found[0].parent)
+    if "s3" in (args.with_ or []):
+        try:
+            wanted, _ = jars.s3_packages()
+            print(f"[dq-contracts] resolving the s3a filesystem: {', '.join(wanted)}", file=sys.stderr)
+            s3 = jars.s3_jars(args.dir, ivy_home=args.ivy)
+        except jars.JarResolutionError as exc:
+            print(f"dq-contracts jars fetch: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"[dq-contracts] {len(s3)} s3a jars ready", file=sys.stderr)
+        print(jars.planned_s3_folder(args.dir))
     return EXIT_OK
 
 
@@ -87,6 +98,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p_fetch = actions.add_parser("fetch", help="resolve Delta's jars now (needs Maven Central or a warm Ivy cache)")
     p_fetch.add_argument("--dir", default=None, metavar="DIR", help=dir_help)
     p_fetch.add_argument("--ivy", default=None, metavar="DIR", help="Ivy home to use (default ~/.ivy2.5.2)")
+    p_fetch.add_argument(
+        "--with",
+        dest="with_",
+        action="append",
+        choices=["s3"],
+        default=None,
+        help="also the jars of a filesystem: s3 (hadoop-aws matching Spark's Hadoop, and the AWS SDK modules it needs)",
+    )
     p_fetch.set_defaults(func=_fetch)
     p_path = actions.add_parser("path", help="print the jar folder runs will use; exit 1 if it is not there yet")
     p_path.add_argument("--dir", default=None, metavar="DIR", help=dir_help)

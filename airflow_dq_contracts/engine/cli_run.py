@@ -33,7 +33,7 @@ from airflow_dq_contracts.contract.model import Contract
 from airflow_dq_contracts.results import DECISION_GATE, ContractResult
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, parse_reference_override
 from airflow_dq_contracts.runtime.jars import JarResolutionError
-from airflow_dq_contracts.runtime.storage import parse_storage_options, storage_environment
+from airflow_dq_contracts.runtime.storage import mentions_s3, parse_storage_options, storage_environment
 
 from .evaluator import first_line
 from .runner import DatasetError, Progress, run_contract
@@ -132,8 +132,14 @@ def _tail(path: str, lines: int = 15) -> str:
         return ""
 
 
-def _start_spark(args: argparse.Namespace, contract: Contract, say: Progress) -> tuple[SparkSession, bool]:
-    """The session to run on and whether we started it (an active one is reused, never stopped)."""
+def _start_spark(
+    args: argparse.Namespace, contract: Contract, say: Progress, spec: RunSpec | None = None
+) -> tuple[SparkSession, bool]:
+    """The session to run on and whether we started it (an active one is reused, never stopped).
+
+    A run with a location on S3 gets the ``s3a`` filesystem (jars, and the standard AWS_* environment's
+    endpoint settings).
+    """
     conf = _conf_pairs(getattr(args, "conf", None))
     master = getattr(args, "master", None) or "local[*]"
     active = SparkSession.getActiveSession()
@@ -144,7 +150,12 @@ def _start_spark(args: argparse.Namespace, contract: Contract, say: Progress) ->
     began = time.perf_counter()
     try:
         with _jvm_output_to(log_path):
-            spark = get_spark(app_name=f"dq-contracts:{contract.name}", master=master, conf=conf)
+            spark = get_spark(
+                app_name=f"dq-contracts:{contract.name}",
+                master=master,
+                conf=conf,
+                s3=mentions_s3(spec, contract, os.environ.get("DQ_CONTRACTS_WAREHOUSE")),
+            )
     except JarResolutionError as exc:  # its whole text: what failed and the offline route
         raise DatasetError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - report why Spark did not start, with its own words
@@ -214,7 +225,7 @@ def run_from_cli(args: argparse.Namespace) -> int:
             f"contract {contract.name} {contract.version or ''}".rstrip()
             + f": {sum(1 for _ in contract.evaluated_checks())} checks"
         )
-        spark, started = _start_spark(args, contract, say)
+        spark, started = _start_spark(args, contract, say, spec)
         result = run_contract(spark, contract, spec, progress=say)
     except RunSpecError as exc:
         print(f"dq-contracts run: {_cli_message(exc)}", file=sys.stderr)

@@ -33,6 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from airflow_dq_contracts.contract.model import Contract, Reference
 from airflow_dq_contracts.results import ContractResult, make_run_id
 from airflow_dq_contracts.runspec import RunSpec, RunSpecError, dataset_source
+from airflow_dq_contracts.runtime.storage import spark_location
 from airflow_dq_contracts.store.delta import open_table
 from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 
@@ -277,7 +278,7 @@ def _load(
             if name:
                 df = reader.table(name)
             else:
-                df = reader.format(fmt).load(path)
+                df = reader.format(fmt).load(spark_location(path) if path else path)
             _ = df.schema  # resolve now: a missing path fails here, not in the middle of the scan
     except Exception as exc:  # noqa: BLE001 - AnalysisException, Py4JJavaError…
         raise DatasetError(f"cannot read {where}: {first_line(exc)}") from None

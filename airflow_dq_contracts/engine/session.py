@@ -10,7 +10,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from airflow_dq_contracts.runtime import jars, jvm_archive, spark_config
+from airflow_dq_contracts.runtime import jars, jvm_archive, spark_config, storage
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +20,7 @@ def get_spark(
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
     local_tuning: bool = True,
+    s3: bool = False,
 ) -> SparkSession:
     """Return the active SparkSession, or build one with Delta on the classpath.
 
@@ -27,7 +28,11 @@ def get_spark(
     line), so it is reused as is; only the user's extra ``conf`` is applied where allowed.
     Otherwise Delta's jars are resolved once per machine (:func:`airflow_dq_contracts.runtime.jars.delta_jars`,
     honouring ``spark.jars.ivy``) and added to ``spark.jars`` (raises
-    :class:`~airflow_dq_contracts.runtime.jars.JarResolutionError` when that fails).
+    :class:`~airflow_dq_contracts.runtime.jars.JarResolutionError` when that fails). With ``s3`` (a
+    location of the run is on S3) the ``s3a`` filesystem's jars join them
+    (:func:`~airflow_dq_contracts.runtime.jars.s3_jars`) and the settings of the standard AWS_*
+    environment (:meth:`~airflow_dq_contracts.runtime.storage.S3Settings.spark_conf`: endpoint, addressing,
+    region — the keys stay in the environment, where the AWS SDK reads them) go under the user's ``conf``.
 
     Example::
 
@@ -42,6 +47,8 @@ def get_spark(
         builder = builder.master(master)
     user = dict(conf or {})
     settings = spark_config.default_spark_conf(local=local_tuning)
+    if s3:
+        settings.update(storage.S3Settings.from_env().spark_conf())
     settings.update(user)
     if not any(p.strip().startswith("io.delta:delta-spark") for p in user.get("spark.jars.packages", "").split(",")):
         # Local jars resolved once per machine under a lock, never a concurrent Ivy resolve (jars.py).
@@ -49,6 +56,9 @@ def get_spark(
             ivy_home=user.get("spark.jars.ivy"), ivy_settings=user.get("spark.jars.ivySettings")
         )
         settings["spark.jars"] = ",".join(filter(None, [user.get("spark.jars"), delta["spark.jars"]]))
+    if s3:
+        s3_jars = jars.s3_jars(ivy_home=user.get("spark.jars.ivy"), ivy_settings=user.get("spark.jars.ivySettings"))
+        settings["spark.jars"] = ",".join(filter(None, [settings.get("spark.jars"), *s3_jars]))
     # The driver JVM starts here: map its classes from the machine's archive when one was built.
     settings = jvm_archive.with_archive(settings)
     for key, value in settings.items():

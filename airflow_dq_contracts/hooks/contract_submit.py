@@ -98,6 +98,9 @@ class ContractSubmitHook(SparkSubmitHook):
     :param storage: a storage connection's credentials
         (:func:`~airflow_dq_contracts.hooks.storage.get_storage_credentials`): their environment goes to
         spark-submit's process only, their Spark conf (no secrets) under ``conf``.
+    :param s3: whether a location of the run is on S3, so the job needs the ``s3a`` filesystem's jars
+        (``hadoop-aws`` with the AWS SDK modules, :func:`~airflow_dq_contracts.runtime.jars.s3_jars`);
+        default: when ``storage`` is an S3 connection.
     :param kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``, ``executor_cores``,
         ``num_executors``, ``deploy_mode``, ``verbose``, ``post_submit_commands``…).
 
@@ -128,6 +131,7 @@ class ContractSubmitHook(SparkSubmitHook):
         status_poll_interval: int = 1,
         env_vars: dict[str, Any] | None = None,
         storage: StorageCredentials | None = None,
+        s3: bool | None = None,
         **kwargs: Any,
     ) -> None:
         bundle_given = bundle is not None
@@ -182,6 +186,9 @@ class ContractSubmitHook(SparkSubmitHook):
             )
         self._killed = False
         self._pending_packages = package_list
+        # The s3a filesystem's jars (hadoop-aws + the AWS SDK modules it needs) when a location is on S3
+        # (the operator says so) or the storage connection is an S3 one; resolved with the packages.
+        self._with_s3 = bool(s3) if s3 is not None else bool(storage is not None and storage.s3 is not None)
         # The connection is resolved by the parent's __init__; only now do we know the master and
         # deploy mode the defaults depend on. User conf always wins.
         merged = {**self._default_conf(user_conf, warehouse), **user_conf}
@@ -282,13 +289,23 @@ class ContractSubmitHook(SparkSubmitHook):
             raise ContractJobError(str(exc), kind="submit_failed") from None
 
     def _localise_packages(self) -> None:
-        """Turn the packages (Delta's, the user's) into local ``--jars``; once, before the command is built."""
-        if not self._pending_packages:
+        """Turn the packages (Delta's, the user's; S3's jars when needed) into local ``--jars``; once,
+        before the command is built."""
+        if not self._pending_packages and not self._with_s3:
             return
         current = _as_list(self.adapter.jars)
-        resolved = self.resolve_packages(self._pending_packages)
+        resolved = self.resolve_packages(self._pending_packages) if self._pending_packages else []
+        if self._with_s3:
+            conf = self.adapter.conf
+            try:
+                resolved += jar_resolution.s3_jars(
+                    ivy_home=conf.get("spark.jars.ivy"), ivy_settings=conf.get("spark.jars.ivySettings")
+                )
+            except jar_resolution.JarResolutionError as exc:
+                raise ContractJobError(str(exc), kind="submit_failed") from None
         self.adapter.set(jars=",".join(current + [jar for jar in resolved if jar not in current]))
         self._pending_packages = []
+        self._with_s3 = False
 
     def _build_spark_submit_command(self, application: str) -> list[str]:  # noqa: D401 - parent's hook point
         self._localise_packages()

@@ -82,6 +82,7 @@ from airflow_dq_contracts.operators.contract_suite import check_suite_arguments,
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
 from airflow_dq_contracts.results import DECISION_GATE, CheckResult, ContractResult, make_run_id
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, normalise_reference_time
+from airflow_dq_contracts.runtime.storage import needs_s3
 from airflow_dq_contracts.store import catalog_names
 from airflow_dq_contracts.store.delta import StoreError, is_path, resolve_location
 from airflow_dq_contracts.store.results_store import count_run_rows, read_results
@@ -385,6 +386,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         self.write_report = write_report
         self.storage_conn_id = storage_conn_id or None
         self._storage: StorageCredentials | None = None  # resolved in execute(), never serialised
+        self._on_s3 = False  # a location of the run is on S3: the job needs the s3a filesystem's jars
         # What the contract was before rendering (a path locates errors; the text replaces it).
         self._contract_origin: str = (
             str(self.contract) if self._is_contract_path(self.contract) else f"<{self.task_id}.contract>"
@@ -576,6 +578,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             warehouse=warehouse,
             run_id=run_id,
             storage=self._storage,
+            s3=self._on_s3,
             **kwargs,
         )
 
@@ -699,6 +702,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
     def resolve_storage(self, *locations: str | None) -> None:
         """Look ``storage_conn_id`` up (masked) and try it on these locations before anything is submitted: a
         bad connection or a refused secret fails the task naming the connection, with nothing written."""
+        self._on_s3 = needs_s3(locations)
         if self.storage_conn_id:
             self._storage = get_storage_credentials(self.storage_conn_id)
             for location in locations:

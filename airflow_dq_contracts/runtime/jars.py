@@ -115,8 +115,9 @@ def _normalise(coordinates: Sequence[str] | str) -> list[str]:
     return wanted
 
 
-def folder_name(coordinates: Sequence[str] | str) -> str:
-    """The folder name of a set of coordinates: readable, and unique through a hash of all of them.
+def folder_name(coordinates: Sequence[str] | str, intransitive: Sequence[str] = ()) -> str:
+    """The folder name of a set of coordinates: readable, and unique through a hash of all of them
+    (the ``intransitive`` ones, resolved without their dependencies, count as different).
 
     >>> folder_name("io.delta:delta-spark_4.1_2.13:4.4.0")
     'io.delta_delta-spark_4.1_2.13-4.4.0-0a039bb2bb52'
@@ -124,7 +125,9 @@ def folder_name(coordinates: Sequence[str] | str) -> str:
     wanted = _normalise(coordinates)
     group, artifact, version = wanted[0].split(":")
     more = f"+{len(wanted) - 1}" if len(wanted) > 1 else ""
-    digest = hashlib.sha256("\n".join(wanted).encode()).hexdigest()[:12]
+    alone = set(_normalise(intransitive)) if intransitive else set()
+    key = "\n".join(f"{c}!" if c in alone else c for c in wanted)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return f"{group}_{artifact}-{version}{more}-{digest}"
 
 
@@ -167,6 +170,7 @@ def resolve(
     ivy_home: Path | str | None = None,
     ivy_settings: Path | str | None = None,
     timeout: float = RESOLVE_TIMEOUT_SECONDS,
+    intransitive: Sequence[str] = (),
 ) -> list[Path]:
     """Resolve Maven coordinates with their runtime dependencies into local jars, once per machine.
 
@@ -174,15 +178,17 @@ def resolve(
     the locking). ``ivy_home`` is the Ivy cache to fill (``spark.jars.ivy``; default ``~/.ivy2.5.2``,
     so jars an earlier ``--packages`` run downloaded are reused offline); ``ivy_settings`` an Ivy
     settings file (``spark.jars.ivySettings``) for a private repository. ``scala-library`` is left
-    out, as Spark's own resolution leaves it out.
+    out, as Spark's own resolution leaves it out. Coordinates also listed in ``intransitive`` are
+    resolved without their dependencies (``hadoop-aws`` without the 600 MB AWS SDK bundle).
 
     Example::
 
         jars = resolve(["io.delta:delta-spark_4.1_2.13:4.4.0"], "/opt/dq-contracts/jars")
     """
     wanted = _normalise(coordinates)
+    alone = sorted(set(_normalise(intransitive)) & set(wanted)) if intransitive else []
     root = Path(jars_dir).expanduser() if jars_dir is not None else default_jars_dir()
-    name = folder_name(wanted)
+    name = folder_name(wanted, alone)
     folder = root / name
     found = complete_jars(folder)
     if found:
@@ -198,7 +204,7 @@ def resolve(
         with exclusive_lock(ivy_root / ".airflow-dq-contracts.lock", deadline, what):
             staging = Path(tempfile.mkdtemp(prefix=f".{name}.staging-", dir=root))
             try:
-                jars = _run_ivy(wanted, staging, ivy_root, ivy_settings, max(1.0, deadline - time.monotonic()))
+                jars = _run_ivy(wanted, staging, ivy_root, ivy_settings, max(1.0, deadline - time.monotonic()), alone)
                 for jar in jars.glob("org.scala-lang_scala-library-*.jar"):
                     jar.unlink()  # Spark ships its own Scala library
                 (jars / COMPLETE_MARKER).write_text("\n".join(sorted(p.name for p in jars.glob("*.jar"))) + "\n")
@@ -233,11 +239,20 @@ def _ivy_jar() -> Path:
     )
 
 
-def _run_ivy(wanted: list[str], staging: Path, ivy_root: Path, settings: Path | str | None, timeout: float) -> Path:
+def _run_ivy(
+    wanted: list[str],
+    staging: Path,
+    ivy_root: Path,
+    settings: Path | str | None,
+    timeout: float,
+    intransitive: Sequence[str] = (),
+) -> Path:
     """One Ivy run retrieving ``wanted`` and their runtime dependencies into ``staging/jars``."""
-    digest = hashlib.sha256("\n".join(wanted).encode()).hexdigest()[:16]
+    digest = hashlib.sha256("\n".join([*wanted, *(f"{c}!" for c in intransitive)]).encode()).hexdigest()[:16]
     dependencies = "\n".join(
-        f'    <dependency org="{g}" name="{a}" rev="{v}" conf="default->default(runtime)"/>'
+        f'    <dependency org="{g}" name="{a}" rev="{v}" conf="default->default(runtime)"'
+        + (' transitive="false"' if f"{g}:{a}:{v}" in intransitive else "")
+        + "/>"
         for g, a, v in (c.split(":") for c in wanted)
     )
     # A module name of its own per coordinate set: Ivy keeps resolution reports per module in its cache.
@@ -350,3 +365,120 @@ def delta_dependency_conf(ivy_home: str | None = None, ivy_settings: str | None 
         conf = {**spark_config.default_spark_conf(), **delta_dependency_conf()}   # {'spark.jars': '/…/delta-spark….jar,…'}
     """
     return {"spark.jars": ",".join(delta_jars(ivy_home=ivy_home, ivy_settings=ivy_settings))}
+
+
+# --------------------------------------------------------------------------------------------
+# The S3 filesystem (s3a://) for Spark
+
+#: A folder of pre-resolved S3 filesystem jars (like ``$DQ_CONTRACTS_DELTA_JARS`` for Delta).
+S3_JARS_ENV = "DQ_CONTRACTS_S3_JARS"
+#: Hadoop release → the AWS SDK v2 release its ``hadoop-aws`` was built and tested with (its pom's
+#: ``software.amazon.awssdk:bundle`` version).
+HADOOP_AWS_SDK: dict[str, str] = {"3.4.0": "2.23.19", "3.4.1": "2.24.6", "3.4.2": "2.29.52"}
+#: The AWS SDK modules S3A needs, instead of the ~600 MB ``bundle`` (≈ 15 MB with dependencies):
+#: the S3 client, its transfer manager (uploads, copies) and STS (assumed-role credentials).
+S3_SDK_MODULES = ("s3", "s3-transfer-manager", "sts")
+_VERSIONED_JAR = re.compile(r"^(?:[A-Za-z0-9_.\-]+_)?(?P<artifact>[A-Za-z0-9.\-]+?)-\d[\w.\-]*\.jar$")
+
+
+def _spark_jar_folders() -> list[Path]:
+    import importlib.util
+
+    folders: list[Path] = []
+    if os.environ.get("SPARK_HOME"):
+        folders.append(Path(os.environ["SPARK_HOME"]) / "jars")
+    spec = importlib.util.find_spec("pyspark")
+    if spec is not None and spec.submodule_search_locations:
+        folders += [Path(location) / "jars" for location in spec.submodule_search_locations]
+    return [folder for folder in folders if folder.is_dir()]
+
+
+def installed_hadoop_version() -> str | None:
+    """The Hadoop release of the Spark that runs the job (its ``hadoop-client-api-*.jar``), found
+    without importing pyspark; None when there is no Spark here."""
+    for folder in _spark_jar_folders():
+        for jar in sorted(folder.glob("hadoop-client-api-*.jar")):
+            found = re.match(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar$", jar.name)
+            if found:
+                return found.group(1)
+    return None
+
+
+def s3_packages(hadoop_version: str | None = None) -> tuple[list[str], list[str]]:
+    """The Maven coordinates of the ``s3a://`` filesystem for a Hadoop release, and which of them
+    are resolved without their dependencies (``hadoop-aws``: its pom pulls the SDK ``bundle``).
+
+    >>> wanted, alone = s3_packages("3.4.2")
+    >>> alone, len(wanted)
+    (['org.apache.hadoop:hadoop-aws:3.4.2'], 4)
+    """
+    version = hadoop_version or installed_hadoop_version()
+    if version is None:
+        raise JarResolutionError(
+            "cannot tell which hadoop-aws to use: no Spark here (no hadoop-client-api-*.jar in pyspark or "
+            f"$SPARK_HOME). {offline_route()}"
+        )
+    sdk = HADOOP_AWS_SDK.get(version)
+    if sdk is None:
+        raise JarResolutionError(
+            f"no known AWS SDK release for Hadoop {version} (known: {', '.join(sorted(HADOOP_AWS_SDK))}); "
+            f"point ${S3_JARS_ENV} at a folder holding hadoop-aws-{version}.jar and its AWS SDK v2 jars"
+        )
+    hadoop_aws = f"org.apache.hadoop:hadoop-aws:{version}"
+    return [hadoop_aws, *(f"software.amazon.awssdk:{m}:{sdk}" for m in S3_SDK_MODULES)], [hadoop_aws]
+
+
+def _provided_by_spark(jars: Sequence[Path]) -> list[Path]:
+    """``jars`` less those whose artifact Spark ships already (netty, slf4j, httpclient…): Spark's own
+    classes come first on its class path anyway, and a second, older copy is only confusion."""
+    provided = set()
+    for folder in _spark_jar_folders():
+        for jar in folder.glob("*.jar"):
+            found = _VERSIONED_JAR.match(jar.name)
+            if found:
+                provided.add(found.group("artifact"))
+    if "jcl-over-slf4j" in provided:
+        provided.add("commons-logging")  # the same org.apache.commons.logging classes
+    kept = []
+    for jar in jars:
+        found = _VERSIONED_JAR.match(jar.name)
+        ours = jar.name.startswith(("software.amazon.", "org.apache.hadoop_"))
+        if ours or found is None or found.group("artifact") not in provided:
+            kept.append(jar)
+    return kept
+
+
+def s3_jars(
+    jars_dir: Path | str | None = None,
+    *,
+    ivy_home: Path | str | None = None,
+    ivy_settings: Path | str | None = None,
+    hadoop_version: str | None = None,
+) -> list[str]:
+    """The ``s3a://`` filesystem's jars as local paths: ``$DQ_CONTRACTS_S3_JARS`` when set, else
+    ``hadoop-aws`` (matching Spark's Hadoop) with the AWS SDK v2 modules it needs, :func:`resolve` d once
+    (same lock, same cache, offline once fetched), less what Spark ships already.
+
+    Example::
+
+        conf = {"spark.jars": ",".join(delta_jars() + s3_jars())}
+    """
+    offline = os.environ.get(S3_JARS_ENV)
+    if offline:
+        found = jars_in(offline)
+        if not found:
+            raise JarResolutionError(f"${S3_JARS_ENV} is {offline!r}, but no *.jar is there. {offline_route()}")
+        return [str(jar) for jar in found]
+    wanted, alone = s3_packages(hadoop_version)
+    resolved = resolve(wanted, jars_dir, ivy_home=ivy_home, ivy_settings=ivy_settings, intransitive=alone)
+    return [str(jar) for jar in _provided_by_spark(resolved)]
+
+
+def planned_s3_folder(jars_dir: Path | str | None = None, hadoop_version: str | None = None) -> Path:
+    """The folder :func:`s3_jars` uses (or will fill)."""
+    offline = os.environ.get(S3_JARS_ENV)
+    if offline:
+        return Path(offline).expanduser()
+    wanted, alone = s3_packages(hadoop_version)
+    root = Path(jars_dir).expanduser() if jars_dir is not None else default_jars_dir()
+    return root / folder_name(wanted, alone)

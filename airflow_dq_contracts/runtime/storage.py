@@ -26,7 +26,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
 SECRET_ACCESS_KEY = "AWS_SECRET_ACCESS_KEY"
@@ -155,6 +157,18 @@ def is_s3(location: str | None) -> bool:
     return bool(location) and str(location).lower().startswith(S3_SCHEMES)
 
 
+_S3_URI = re.compile(r"(?<![A-Za-z0-9])s3[an]?://", re.IGNORECASE)
+
+
+def mentions_s3(*texts: object) -> bool:
+    """Whether any of these texts (a command line's arguments, a run's description) names an S3 location.
+
+    >>> mentions_s3(["--spec", '{"results_table": "s3://lake/dq_results"}']), mentions_s3("/wh/t", "mys3://x")
+    (True, False)
+    """
+    return any(_S3_URI.search(str(text)) for text in texts)
+
+
 def needs_s3(locations: Iterable[str | None]) -> bool:
     """Whether any of these locations is on S3 (so Spark needs the ``s3a`` filesystem jars)."""
     return any(is_s3(location) for location in locations)
@@ -206,6 +220,26 @@ def storage_environment(options: Mapping[str, str] | None) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def arrow_s3_filesystem(options: Mapping[str, str]) -> Any:
+    """A ``pyarrow.fs.S3FileSystem`` for delta-rs-style ``options`` (the ``AWS_*`` names) — for what delta-rs
+    does not read: Parquet folders and the HTML report on S3. ``s3://bucket/key`` → path ``bucket/key``."""
+    import urllib.parse
+
+    from pyarrow import fs
+
+    settings = S3Settings.from_env(options)
+    endpoint = urllib.parse.urlparse(settings.endpoint_url) if settings.endpoint_url else None
+    return fs.S3FileSystem(
+        access_key=settings.access_key_id,
+        secret_key=settings.secret_access_key,
+        session_token=settings.session_token,
+        region=settings.region or ("us-east-1" if endpoint else None),
+        scheme=endpoint.scheme if endpoint else None,
+        endpoint_override=endpoint.netloc if endpoint else None,
+        force_virtual_addressing=not settings.uses_path_style and endpoint is not None,
+    )
 
 
 def spark_location(location: str) -> str:

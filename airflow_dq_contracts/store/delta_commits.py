@@ -5,12 +5,20 @@ milliseconds, where a cold JVM spends seconds in Delta's write path; so the Spar
 first, and :class:`~airflow_dq_contracts.store.results_store.DeltaResultsStore` writes with them
 outright. Every table is opened by :func:`airflow_dq_contracts.store.delta.open_table`.
 
-delta-rs commits only where it is certainly safe (:func:`driver_table`): a table on the local
-filesystem whose schema is exactly the expected one. On object stores Delta writers coordinate
-through the log store each engine is configured with (S3 needs one shared by all writers), so
-there the commits stay with Spark's Delta; a catalog name, another schema (an older release's
-results table, which Spark evolves) or no ``deltalake`` here: the caller gets ``None``/``False``
-and Spark's Delta writes instead.
+delta-rs commits where it is certainly safe (:func:`driver_table`): a table on the local
+filesystem or on S3 whose schema is exactly the expected one; a catalog name, another schema (an
+older release's results table, which Spark evolves) or no ``deltalake`` here: the caller gets
+``None``/``False`` and Spark's Delta writes instead.
+
+**On S3 the results and registry tables are written by delta-rs only** (:func:`on_object_store`,
+:func:`commit_results`, :func:`upsert_registry`), never by Spark's Delta: delta-rs creates each
+``_delta_log/<version>.json`` with an S3 conditional write (``If-None-Match: *``, its default on S3
+since 0.23), so of two drivers committing the same version one is refused and retries on the new
+state (appends never conflict; a retried run's replacement is retried up to ``attempts`` times),
+where Spark's default ``S3SingleDriverLogStore`` would let the second overwrite the first. The two
+kinds of writers are never mixed on one table: a Spark commit there could overwrite a delta-rs one.
+Credentials: the ``storage_options`` given, else the standard AWS_* environment
+(:meth:`~airflow_dq_contracts.runtime.storage.S3Settings.delta_options`).
 
 * :func:`append_results` — a **new** run's results in one append commit (its version), or None.
 * :func:`upsert_registry` — one registry row read, merged (:func:`merge_registry_rows`) and
@@ -32,11 +40,14 @@ from __future__ import annotations
 
 import json
 import logging
+import random
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
+from airflow_dq_contracts.runtime.storage import S3Settings, is_s3
 from airflow_dq_contracts.store.delta import StoreError, is_path, open_table, plain_rows, sql_string
 from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
 from airflow_dq_contracts.timeutil import EPOCH, parse_time, to_utc
@@ -44,11 +55,13 @@ from airflow_dq_contracts.timeutil import EPOCH, parse_time, to_utc
 __all__ = [
     "RESULTS_PARTITION_COLUMNS",
     "append_results",
+    "commit_results",
     "arrow_schema",
     "commit_token",
     "driver_table",
     "fold_registry_rows",
     "merge_registry_rows",
+    "on_object_store",
     "read_registry_key",
     "registry_key_predicate",
     "result_row",
@@ -151,6 +164,36 @@ def _is_local(location: str) -> bool:
     return is_path(location) and ("://" not in location or location.startswith("file:"))
 
 
+def on_object_store(location: str | None) -> bool:
+    """Whether the table at ``location`` is on S3, where its results/registry commits are delta-rs's alone.
+
+    >>> on_object_store("s3a://lake/dq_results"), on_object_store("/wh/dq_results"), on_object_store(None)
+    (True, False, False)
+    """
+    return location is not None and is_s3(location)
+
+
+def delta_uri(location: str) -> str:
+    """The location as delta-rs names it (``s3a://``/``s3n://`` are Spark's names of ``s3://``).
+
+    >>> delta_uri("s3a://lake/t"), delta_uri("/wh/t")
+    ('s3://lake/t', '/wh/t')
+    """
+    for scheme in ("s3a://", "s3n://"):
+        if location.lower().startswith(scheme):
+            return "s3://" + location[len(scheme) :]
+    return location
+
+
+def _options(location: str, storage_options: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The given options, else (on S3) the standard AWS_* environment's."""
+    if storage_options:
+        return dict(storage_options)
+    if is_s3(location):
+        return S3Settings.from_env().delta_options() or None
+    return None
+
+
 def driver_table(
     location: str | None,
     columns: Sequence[tuple[str, str]],
@@ -160,19 +203,18 @@ def driver_table(
 ) -> Any:
     """The existing table at ``location`` opened with delta-rs, for a small commit from here; else None.
 
-    Only a table on the local filesystem (a plain path or ``file:``) whose schema is exactly
-    ``columns`` (``(name, Spark SQL type)``) and whose partitioning is ``partition_by``: on object
-    stores the commits stay with Spark's Delta (see the module docstring); a catalog name (None
-    here), another schema, a missing or unreadable table, no ``deltalake`` — None as well.
+    Only a table on the local filesystem (a plain path or ``file:``) or on S3 whose schema is
+    exactly ``columns`` (``(name, Spark SQL type)``) and whose partitioning is ``partition_by``; a
+    catalog name (None here), another schema, a missing or unreadable table, no ``deltalake`` — None.
 
     Example::
 
         table = driver_table("/wh/dq_contracts", REGISTRY_COLUMNS)
     """
-    if location is None or not _is_local(location):
+    if location is None or not (_is_local(location) or is_s3(location)):
         return None
     try:
-        table = open_table(location, storage_options=storage_options)
+        table = open_table(delta_uri(location), storage_options=_options(location, storage_options))
         found = [(f["name"], _type_name(f["type"])) for f in json.loads(table.schema().to_json())["fields"]]
         if found != list(columns) or list(table.metadata().partition_columns) != list(partition_by):
             return None
@@ -208,7 +250,7 @@ def run_absent(
     if location is None:
         return False
     try:
-        table = open_table(location, storage_options=storage_options)
+        table = open_table(delta_uri(location), storage_options=_options(location, storage_options))
         if run_column not in table.schema().to_arrow().names:
             return False
         return _absent_in(table, run_column, run_id)
@@ -270,6 +312,106 @@ def append_results(
     except Exception as exc:  # noqa: BLE001 - Spark writes instead (and replaces, should this have committed)
         log.debug("results table %r: delta-rs append failed (%s); Spark writes", location, _first_line(exc))
         return None
+
+
+def _found_schema(table: Any) -> tuple[list[tuple[str, str]], list[str]]:
+    fields = json.loads(table.schema().to_json())["fields"]
+    return [(f["name"], _type_name(f["type"])) for f in fields], list(table.metadata().partition_columns)
+
+
+def _version_of(uri: str, options: dict[str, str] | None, tag: str, what: str) -> int:
+    """The version of the commit tagged ``tag`` (our own, just made), read from the table's history."""
+    table = open_table(uri, storage_options=options, what=what)
+    for entry in table.history(50):
+        if entry.get("userMetadata") == tag:
+            return int(entry["version"])
+    return int(table.version())  # 50 commits since ours: the table moved on; its version is still a bound
+
+
+def commit_results(
+    location: str,
+    records: Sequence[CheckResult],
+    run_id: str,
+    *,
+    storage_options: Mapping[str, str] | None = None,
+    token: str | None = None,
+    attempts: int = 8,
+) -> int:
+    """A run's results committed by delta-rs on an object store (S3), where Spark never writes them.
+
+    One commit: an append when the table holds no row of ``run_id`` (the first run's append creates
+    the table, partitioned by ``contract_name``; two creators race safely, see the module
+    docstring), else a predicate overwrite replacing the run's rows (an Airflow retry). A commit
+    refused because another writer committed first is tried again on the new state, up to
+    ``attempts`` times. Returns the version of the commit (tagged ``token``); raises
+    :class:`~airflow_dq_contracts.store.delta.StoreError` naming the table when it cannot commit —
+    never falls back to Spark's Delta, which must not write this table.
+
+    Example::
+
+        version = commit_results("s3://lake/dq/results", result.checks, result.run_id)
+    """
+    import pyarrow as pa
+    from deltalake import CommitProperties, write_deltalake
+    from deltalake.exceptions import CommitFailedError
+
+    from airflow_dq_contracts.store.delta import TableNotFoundError
+
+    records = list(records)
+    for record in records:
+        if not isinstance(record, CheckResult) or record.run_id != run_id:
+            raise StoreError(
+                f"results table {location!r}: expected CheckResult records of run {run_id!r}, got {record!r}", location
+            )
+    uri, options = delta_uri(location), _options(location, storage_options)
+    names = [name for name, _ in RESULT_COLUMNS]
+    data = pa.Table.from_pylist([dict(zip(names, result_row(r))) for r in records], schema=arrow_schema(RESULT_COLUMNS))
+    tag = token if token is not None else commit_token("results", run_id)
+    properties = CommitProperties(custom_metadata={"userMetadata": tag})
+    last: BaseException | None = None
+    for attempt in range(max(1, attempts)):
+        try:
+            try:
+                table = open_table(uri, storage_options=options, what="results")
+            except TableNotFoundError:
+                write_deltalake(
+                    uri,
+                    data,
+                    mode="append",
+                    partition_by=list(RESULTS_PARTITION_COLUMNS),
+                    description="airflow-dq-contracts check results: one row per check per run",
+                    storage_options=options,
+                    commit_properties=properties,
+                )
+                return _version_of(uri, options, tag, "results")
+            columns, partitions = _found_schema(table)
+            if columns != list(RESULT_COLUMNS) or partitions != list(RESULTS_PARTITION_COLUMNS):
+                raise StoreError(
+                    f"results table {uri!r} is not of this release's results schema (columns {columns}, partitioned "
+                    f"by {partitions}); on object storage only delta-rs writes it and it does not evolve schemas: "
+                    "give a new results table",
+                    uri,
+                )
+            if _absent_in(table, "run_id", run_id):
+                write_deltalake(table, data, mode="append", commit_properties=properties)
+            else:
+                predicate = f"run_id = {sql_string(run_id)}"
+                write_deltalake(table, data, mode="overwrite", predicate=predicate, commit_properties=properties)
+            return _version_of(uri, options, tag, "results")
+        except CommitFailedError as exc:  # another writer won this version: look again, then retry
+            last = exc
+            time.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - delta-rs/object_store errors: one located StoreError
+            raise StoreError(
+                f"results table {uri!r}: delta-rs could not commit run {run_id}: {_first_line(exc)}", uri
+            ) from None
+    raise StoreError(
+        f"results table {uri!r}: run {run_id}'s commit was refused {attempts} times by concurrent commits "
+        f"({_first_line(last) if last else 'no reason'})",
+        uri,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,7 +487,7 @@ def read_registry_key(
     try:
         import pyarrow as pa
 
-        table = open_table(location, storage_options=storage_options, what="registry")
+        table = open_table(delta_uri(location), storage_options=_options(location, storage_options), what="registry")
         names = [name for name, _ in REGISTRY_COLUMNS]
         if not set(names) <= set(table.schema().to_arrow().names):
             return None
@@ -359,7 +501,7 @@ def read_registry_key(
 
 
 def upsert_registry(
-    location: str, row: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None, attempts: int = 5
+    location: str, row: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None, attempts: int = 8
 ) -> bool:
     """The registry upsert committed by delta-rs (milliseconds, no Spark job); False: nothing committed.
 
@@ -375,6 +517,8 @@ def upsert_registry(
     """
     row = {**row, **{name: to_utc(row[name]) for name in REGISTRY_TIME_COLUMNS if row.get(name) is not None}}
     table = driver_table(location, REGISTRY_COLUMNS, storage_options=storage_options)
+    if table is None and on_object_store(location):
+        return _create_registry(location, row, storage_options)
     if table is None:
         return False
     try:
@@ -383,7 +527,7 @@ def upsert_registry(
         from deltalake.exceptions import CommitFailedError
 
         names = [name for name, _ in REGISTRY_COLUMNS]
-        for _ in range(attempts):
+        for attempt in range(attempts):
             found = read_registry_key(location, row, storage_options=storage_options)
             if found is None:
                 return False
@@ -397,9 +541,35 @@ def upsert_registry(
                 else:
                     write_deltalake(table, data, mode="append")
                 return True
-            except CommitFailedError:
+            except CommitFailedError:  # another run committed first: read the key again, merge, retry
+                time.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
                 table.update_incremental()
         return False
     except Exception as exc:  # noqa: BLE001 - Spark upserts instead (the merge is idempotent)
         log.debug("registry table %r: delta-rs upsert failed (%s); Spark writes", location, _first_line(exc))
+        return False
+
+
+def _create_registry(location: str, row: Mapping[str, Any], storage_options: Mapping[str, str] | None) -> bool:
+    """An object store's registry table created by its first row (delta-rs); False when it exists already.
+
+    Two first runs racing both append (delta-rs retries the loser's commit as an append): the key
+    then has two rows, which every read folds into one (:func:`fold_registry_rows`) and the next
+    upsert of the key replaces.
+    """
+    try:
+        import pyarrow as pa
+        from deltalake import write_deltalake
+
+        from airflow_dq_contracts.store.delta import table_exists
+
+        uri, options = delta_uri(location), _options(location, storage_options)
+        if table_exists(uri, options):
+            return False  # another schema (Spark must not write it either: the caller says so)
+        names = [name for name, _ in REGISTRY_COLUMNS]
+        data = pa.Table.from_pylist([{name: row.get(name) for name in names}], schema=arrow_schema(REGISTRY_COLUMNS))
+        write_deltalake(uri, data, mode="append", storage_options=options)
+        return True
+    except Exception as exc:  # noqa: BLE001 - the caller reports the registry as not written
+        log.warning("registry table %r: delta-rs could not create it (%s)", location, _first_line(exc))
         return False

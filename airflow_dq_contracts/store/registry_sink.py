@@ -122,6 +122,12 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
             row.get("last_run_id"),
         )
         return
+    if resolved.path is not None and delta_commits.on_object_store(resolved.path):
+        raise SinkError(
+            f"{resolved}: delta-rs could not upsert the registry row, and on object storage Spark's Delta never "
+            "writes it (its S3 log store is unsafe across drivers); see the job's log for delta-rs's reason",
+            target=target,
+        )
 
     def attempt(_: int) -> None:
         _ensure_registry(spark, resolved)

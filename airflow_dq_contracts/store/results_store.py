@@ -223,7 +223,10 @@ class DeltaResultsStore(ResultsStore):
         return f"DeltaResultsStore({self.results_table!r} at {self.location!r})"
 
     def write_run(self, records: Sequence[CheckResult], run_id: str) -> int | None:
-        """Append a new run's rows with delta-rs; :class:`StoreError` when only Spark's writer can commit them."""
+        """Append a new run's rows with delta-rs (on S3: append or replace); :class:`StoreError` when only
+        Spark's writer can commit them."""
+        if delta_commits.on_object_store(self.location):
+            return delta_commits.commit_results(self.location, records, run_id, storage_options=self.storage_options)
         version = delta_commits.append_results(self.location, records, run_id, storage_options=self.storage_options)
         if version is None:
             raise StoreError(

@@ -35,6 +35,7 @@ from pyspark.sql import types as T
 
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, RESULT_COLUMNS, TIME_RESULT_COLUMNS, CheckResult
 from airflow_dq_contracts.store import delta_commits, spark_remote
+from airflow_dq_contracts.store.delta import StoreError
 from airflow_dq_contracts.store.delta_commits import RESULTS_PARTITION_COLUMNS
 from airflow_dq_contracts.store.spark_tables import (
     SPARK_TYPES,
@@ -153,8 +154,14 @@ def write_results(
     token = delta_commits.commit_token("results", run_id)
     _DRIVER_COMMITS.pop(resolved.text, None)
     version = None
+    if resolved.path is not None and delta_commits.on_object_store(resolved.path):
+        # On S3 only delta-rs writes this table (conditional writes; see store/delta_commits.py).
+        try:
+            version = delta_commits.commit_results(resolved.path, records, run_id, token=token, attempts=max_attempts)
+        except StoreError as exc:
+            raise SinkError(str(exc), target=target) from None
     # delta-rs from the driver: not on Spark Connect (the client's filesystem is not the server's).
-    if resolved.path is not None and not spark_remote.remote_client():
+    elif resolved.path is not None and not spark_remote.remote_client():
         version = delta_commits.append_results(resolved.path, records, run_id, token=token)
     if version is not None:
         _DRIVER_COMMITS[resolved.text] = version

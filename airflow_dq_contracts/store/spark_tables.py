@@ -43,6 +43,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from airflow_dq_contracts.runtime.storage import spark_location
 from airflow_dq_contracts.store import delta_commits, spark_remote
 from airflow_dq_contracts.store.delta import StoreError, is_path
 
@@ -284,7 +285,9 @@ def resolve_target(target: str, kind: str) -> SparkTarget:
         raise SinkError(f"{kind} table: expected a path or a table name, got {target!r}", target=str(target))
     text = target.strip()
     if is_path(text):
-        return SparkTarget(text=text, kind=kind, path=os.path.expanduser(text) if text.startswith("~") else text)
+        # s3:// and s3n:// as Spark's S3 filesystem names them (s3a://); the text stays as given.
+        path = os.path.expanduser(text) if text.startswith("~") else spark_location(text)
+        return SparkTarget(text=text, kind=kind, path=path)
     return SparkTarget(text=text, kind=kind, name=text)
 
 
