@@ -259,3 +259,29 @@ def test_cli_history_and_report_on_s3_with_storage_options_over_the_environment(
     assert status == 200 and b"run-b" in page and b"id/ids_present" in page
     for done in (without, history, report):
         assert s3.settings.secret_access_key not in done.stdout + done.stderr
+
+
+def test_a_hive_partitioned_parquet_folder_on_s3_is_read_with_the_connection(s3, monkeypatch, tmp_path):
+    """Not a Delta table: the sensors fall back to listing the folders, with the connection's credentials."""
+    import pyarrow.parquet as pq
+
+    reference = dt.datetime(2024, 5, 10, 12, tzinfo=UTC)
+    present = [dt.date(2024, 5, d) for d in (6, 7, 9, 10)]
+    for day in present:  # files built locally, uploaded with the server's own signed PUT
+        local = tmp_path / f"{day}.parquet"
+        pq.write_table(pa.table({"amount": [1.0, 2.0]}), local)
+        status = s3.server.put_object(f"{s3.prefix}/parquet_orders/order_date={day}/part-0.parquet", local.read_bytes())
+        assert status == 200
+    conn_id = aws_connection(monkeypatch, "lake_s3_parquet", s3.settings)
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    value = CompletenessSensor(task_id="parquet", path=s3.url("parquet_orders"), partition_column="order_date",
+                               granularity="daily", lookback_days=4, reference_time=reference.isoformat(),
+                               storage_conn_id=conn_id).poke({}).xcom_value  # fmt: skip
+    window = [reference.date() - dt.timedelta(days=n) for n in range(0, 5)]
+    assert value["missing_labels"] == sorted(d.isoformat() for d in window if d not in present)
+
+    wrong_id = aws_connection(monkeypatch, "lake_s3_parquet_wrong", s3.settings, secret=WRONG_SECRET)
+    with pytest.raises(AirflowFailException, match="storage connection 'lake_s3_parquet_wrong' .*is refused at"):
+        CompletenessSensor(task_id="parquet_wrong", path=s3.url("parquet_orders"), partition_column="order_date",
+                           storage_conn_id=wrong_id).poke({})  # fmt: skip

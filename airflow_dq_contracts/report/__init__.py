@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from airflow_dq_contracts.runtime.storage import S3Settings, is_s3
+from airflow_dq_contracts.runtime.storage import arrow_s3_filesystem, is_s3
 
 from .data import ReportData, ReportDataError, load_report_data
 from .html import render_report
@@ -62,7 +62,8 @@ def write_report(page: str, location: str, *, storage_options: Mapping[str, str]
         write_report(page, "/wh/dq_reports/orders/run.html")
     """
     if is_s3(location) and storage_options:
-        _write_s3(page, location, S3Settings.from_env(storage_options))
+        with arrow_s3_filesystem(storage_options).open_output_stream(location.split("://", 1)[1]) as handle:
+            handle.write(page.encode("utf-8"))
         return location
     if "://" in location and not location.startswith("file://"):
         import fsspec
@@ -78,22 +79,3 @@ def write_report(page: str, location: str, *, storage_options: Mapping[str, str]
         handle.write(page)
     os.replace(temporary, path)
     return path
-
-
-def _write_s3(page: str, location: str, settings: S3Settings) -> None:
-    import urllib.parse
-
-    from pyarrow import fs
-
-    endpoint = urllib.parse.urlparse(settings.endpoint_url) if settings.endpoint_url else None
-    filesystem = fs.S3FileSystem(
-        access_key=settings.access_key_id,
-        secret_key=settings.secret_access_key,
-        session_token=settings.session_token,
-        region=settings.region or ("us-east-1" if endpoint else None),
-        scheme=endpoint.scheme if endpoint else None,
-        endpoint_override=endpoint.netloc if endpoint else None,
-        force_virtual_addressing=not settings.uses_path_style and endpoint is not None,
-    )
-    with filesystem.open_output_stream(location.split("://", 1)[1]) as handle:
-        handle.write(page.encode("utf-8"))

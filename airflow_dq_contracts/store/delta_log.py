@@ -219,7 +219,7 @@ def newest_timestamp(
     started = time.perf_counter()
     location = normalise_location(path)
     if not table_exists(location, storage_options):
-        measurement = parquet_newest(location, column, aggregation)
+        measurement = parquet_newest(location, column, aggregation, storage_options)
         return dataclasses.replace(measurement, elapsed_seconds=time.perf_counter() - started)
 
     table = _open_log(location, storage_options)
@@ -362,7 +362,7 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
     started = time.perf_counter()
     location = normalise_location(path)
     if not table_exists(location, storage_options):
-        files = list_parquet_files(location)
+        files = list_parquet_files(location, storage_options)
         newest = max((f.mtime for f in files if f.mtime is not None), default=None)
         return Measurement(
             path=location,
@@ -414,7 +414,7 @@ def partition_values(path: str, column: str, *, storage_options: Mapping[str, st
     started = time.perf_counter()
     location = normalise_location(path)
     if not table_exists(location, storage_options):
-        listing = hive_partition_values(location, column)
+        listing = hive_partition_values(location, column, storage_options)
         return dataclasses.replace(listing, elapsed_seconds=time.perf_counter() - started)
 
     table = _open_log(location, storage_options)

@@ -19,10 +19,12 @@ import dataclasses
 import datetime as dt
 import posixpath
 import urllib.parse
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
 
+from airflow_dq_contracts.runtime.storage import arrow_s3_filesystem, is_s3
 from airflow_dq_contracts.store.table_facts import (
     ColumnTypeError,
     DeltaMetadataError,
@@ -50,21 +52,26 @@ class DataFile:
     mtime: dt.datetime | None
 
 
-def _filesystem(location: str) -> tuple[Any, str]:
+def _filesystem(location: str, storage_options: Mapping[str, str] | None = None) -> tuple[Any, str]:
     import pyarrow.fs as pafs
 
     try:
+        if storage_options and is_s3(location):  # the credentials delta-rs was given, for pyarrow's S3
+            return arrow_s3_filesystem(storage_options), location.split("://", 1)[1].rstrip("/")
         return pafs.FileSystem.from_uri(location)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises ValueError, OSError or ArrowInvalid for a bad location
         raise TableNotFoundError(f"cannot open {location}: {exc}", location) from None
 
 
-def list_parquet_files(location: str) -> list[DataFile]:
+def list_parquet_files(location: str, storage_options: Mapping[str, str] | None = None) -> list[DataFile]:
     """The data files under ``location`` (Spark/Hive bookkeeping left out); :class:`TableNotFoundError` if none."""
     import pyarrow.fs as pafs
 
-    fs, base = _filesystem(location)
-    info = fs.get_file_info(base)
+    fs, base = _filesystem(location, storage_options)
+    try:
+        info = fs.get_file_info(base)
+    except OSError as exc:  # an object store refusing the listing (credentials, network)
+        raise DeltaMetadataError(f"cannot list {location}: {exc}", location) from None
     if info.type == pafs.FileType.NotFound:
         raise TableNotFoundError(f"no table at {location}: the path does not exist", location)
     if info.type != pafs.FileType.Directory:
@@ -102,9 +109,11 @@ def hive_segments(relative: str) -> dict[str, str | None]:
     return out
 
 
-def hive_partition_values(location: str, column: str) -> PartitionListing:
+def hive_partition_values(
+    location: str, column: str, storage_options: Mapping[str, str] | None = None
+) -> PartitionListing:
     """Distinct values of partition folder ``column`` under ``location`` (:class:`NotPartitionedError` if none)."""
-    files = list_parquet_files(location)
+    files = list_parquet_files(location, storage_options)
     keys: list[str] = []
     values: set[str | None] = set()
     for data_file in files:
@@ -143,18 +152,20 @@ def hive_partition_values(location: str, column: str) -> PartitionListing:
     )
 
 
-def parquet_newest(location: str, column: str, aggregation: str) -> Measurement:
+def parquet_newest(
+    location: str, column: str, aggregation: str, storage_options: Mapping[str, str] | None = None
+) -> Measurement:
     """max/min of ``column``: from the partition folders when it is one, else reading that column alone."""
     import pyarrow.dataset as pads
 
-    files = list_parquet_files(location)
+    files = list_parquet_files(location, storage_options)
     keys: list[str] = []
     for data_file in files:
         for key in hive_segments(data_file.relative):
             if key not in keys:
                 keys.append(key)
     if column in keys or any(k.lower() == column.lower() for k in keys):
-        listing = hive_partition_values(location, column)
+        listing = hive_partition_values(location, column, storage_options)
         value = extreme_time(listing.values, aggregation, location, listing.column)
         return Measurement(
             path=location,
@@ -166,7 +177,7 @@ def parquet_newest(location: str, column: str, aggregation: str) -> Measurement:
             table_version=None,
             files_total=len(files),
         )
-    fs, base = _filesystem(location)
+    fs, base = _filesystem(location, storage_options)
     try:
         dataset = pads.dataset(
             base,
