@@ -729,7 +729,7 @@ def test_datahub_imports_evaluate_on_spark_as_expected(spark):
         "email_address/email_address_matches_regex_a_za_z0_9_a_za_z0_9_a_z_a_z_2": "failed",  # not-an-email
         "col_date/col_date_null_count_equal_to_0": "failed",  # one NULL date
         "id/id_unique_percentage_equal_to_100": "failed",  # id 1 twice
-        "name/name_empty_percentage_equal_to_0": "failed",  # one ''
+        "_table_/name_empty_percentage_equal_to_0": "failed",  # one empty (NULL or blank) name
     }
     # the written checks as expected; the declared columns' schema checks (enforcement) all pass
     assert {r.check_id: r.status for r in bad_result.checks if r.check_type != "schema"} == expected_bad
@@ -737,7 +737,7 @@ def test_datahub_imports_evaluate_on_spark_as_expected(spark):
     by_id = {r.check_id: r for r in bad_result.checks}
     assert by_id["product_id/product_id_in_product_1_product_2_product_3"].metric_value == pytest.approx(3 / 5)
     assert by_id["id/id_unique_percentage_equal_to_100"].metric_value == pytest.approx(1 / 5)
-    assert by_id["name/name_empty_percentage_equal_to_0"].metric_value == pytest.approx(1 / 5)
+    assert by_id["_table_/name_empty_percentage_equal_to_0"].metric_value == pytest.approx(1 / 5)
 
 
 @pytest.mark.spark

@@ -124,6 +124,8 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, st
                     )
                 finally:
                     active.discard(id(n))
+            if n.tag == "tag:yaml.org,2002:str":
+                return n.value  # the common case, without the constructor's bookkeeping
             return loader.construct_object(n, deep=True)
 
         def build_mapping(n: yaml.MappingNode, path: Path) -> dict[Any, Any]:

@@ -218,7 +218,9 @@ class Draft:
     def add(self, check: dict[str, Any], column: str | None, comment: str) -> dict[str, Any]:
         scope = self.table_checks if column is None else self.column(column).setdefault("checks", [])
         # The names taken in each scope, kept as checks are added (tens of thousands of rules stay linear).
-        taken = self._taken.setdefault(id(scope), {slug(c["name"]) for c in scope})
+        if id(scope) not in self._taken:
+            self._taken[id(scope)] = {slug(c["name"]) for c in scope}
+        taken = self._taken[id(scope)]
         base, index = check["name"], 2
         while slug(check["name"]) in taken:
             check["name"] = f"{base} ({index})"
@@ -242,7 +244,7 @@ class Draft:
         return emit_yaml(self.document(), self.comments, header)
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]  # libyaml when present
     """Block style, except short lists of scalars (``between: [0, 10]``, ``values: [a, b]``) inline."""
 
 
@@ -316,7 +318,7 @@ def finish(sources: list[Source]) -> None:
 def validated(draft: Draft, header: str, origin: str) -> str:
     """The draft as YAML, loaded back with the strict contract loader (so ``validate`` accepts it)."""
     text = draft.to_yaml(header)
-    loader.parse_contract(text, filename=origin)
+    loader.load_contract(draft.document(), filename=origin)  # the same document, without parsing it again
     return text
 
 
