@@ -337,11 +337,12 @@ def test_secrets_are_masked_in_a_real_task_log(airflow_db, monkeypatch, tmp_path
 
 
 # ------------------------------------------------------------------------------------------ the job's side
+# (s3=False: where the credentials go does not depend on the s3a jars, which these tests need not resolve.)
 
 
 def test_the_credentials_reach_spark_submit_through_its_environment_never_its_command_line(monkeypatch):
     creds = credentials_from_connection(aws(endpoint_url="http://127.0.0.1:9000", aws_session_token=TOKEN))
-    hook = ContractSubmitHook(application_args=["--spec", "x"], storage=creds, include_delta=False,
+    hook = ContractSubmitHook(application_args=["--spec", "x"], storage=creds, include_delta=False, s3=False,
                               conf={"spark.hadoop.fs.s3a.endpoint.region": "user-wins"})  # fmt: skip
     command = hook.adapter.build_command("/tmp/app.py")
     assert not any(SECRET in part or TOKEN in part for part in command)
@@ -352,7 +353,7 @@ def test_the_credentials_reach_spark_submit_through_its_environment_never_its_co
 
     # YARN: the parent would put env_vars on the command line (spark.yarn.appMasterEnv.*); ours never are.
     monkeypatch.setenv("AIRFLOW_CONN_YARN_CLIENT", json.dumps({"conn_type": "spark", "host": "yarn"}))
-    yarn = ContractSubmitHook(conn_id="yarn_client", application_args=["x"], storage=creds, include_delta=False,
+    yarn = ContractSubmitHook(conn_id="yarn_client", application_args=["x"], storage=creds, include_delta=False, s3=False,
                               env_vars={"HADOOP_USER_NAME": "dq"})  # fmt: skip
     yarn_command = yarn.adapter.build_command("/tmp/app.py")
     assert "spark.yarn.appMasterEnv.HADOOP_USER_NAME=dq" in yarn_command  # the parent's own behaviour
@@ -367,9 +368,11 @@ def test_cluster_deploy_mode_refuses_keys_but_takes_a_keyless_connection(monkeyp
     )
     with pytest.raises(StorageConnectionError, match="storage connection 'lake' carries keys, but in cluster deploy"):
         ContractSubmitHook(conn_id="yarn_cluster", application_args=["x"], storage=credentials_from_connection(aws()),
-                           include_delta=False)  # fmt: skip
+                           include_delta=False, s3=False)  # fmt: skip
     keyless = credentials_from_connection(aws(login=None, password=None, region_name="eu-west-1"))
-    hook = ContractSubmitHook(conn_id="yarn_cluster", application_args=["x"], storage=keyless, include_delta=False)
+    hook = ContractSubmitHook(
+        conn_id="yarn_cluster", application_args=["x"], storage=keyless, include_delta=False, s3=False
+    )
     assert "spark.hadoop.fs.s3a.endpoint.region=eu-west-1" in hook.adapter.build_command("/tmp/app.py")
 
 
@@ -395,7 +398,7 @@ def test_a_real_spark_submit_has_the_secret_in_its_environment_and_in_no_process
         """)
     )
     creds = credentials_from_connection(aws(endpoint_url="http://127.0.0.1:9"))
-    hook = ContractSubmitHook(application_args=[], storage=creds, include_delta=False,
+    hook = ContractSubmitHook(application_args=[], storage=creds, include_delta=False, s3=False,
                               conf={"spark.ui.enabled": "false"})  # fmt: skip
     lines: list[str] = []
     original = hook._process_spark_submit_log
