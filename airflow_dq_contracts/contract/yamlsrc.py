@@ -106,7 +106,10 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap, list[tuple[Path, st
                 built[0] += 1
                 if built[0] > MAX_NODES:
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"the document expands to more than {MAX_NODES} values through aliases", n.start_mark
+                        None,
+                        None,
+                        f"the document expands to more than {MAX_NODES} values through aliases",
+                        n.start_mark,
                     )
             else:
                 seen.add(id(n))
