@@ -279,7 +279,7 @@ class Evaluator:
 
     def _from_statistics(self, planned: list[_Planned]) -> None:
         """Measure from the Delta log what it answers exactly, before any scan (see :mod:`.statistics_first`)."""
-        candidates = [(p.check, p.metric, not p.error) for p in planned]
+        began, candidates = time.perf_counter(), [(p.check, p.metric, not p.error) for p in planned]
         source = self.statistics if self.contract.enforcement.statistics else None  # enforcement.statistics: off
         outcome = answer(
             self.spark, source, self.df.schema, self.run_filter, candidates, self.reference_time, self.progress
@@ -287,6 +287,7 @@ class Evaluator:
         for index, measurement in outcome.answers.items():
             planned[index].answered = measurement
         self.statistics_rows = outcome.row_count
+        self.stats.append(PhaseStat("statistics", time.perf_counter() - began, None, outcome.detail))
 
     def _scan(self, planned: list[_Planned]) -> None:
         began = time.perf_counter()
@@ -528,7 +529,9 @@ class Evaluator:
             record = self._record(
                 item.check, measurement, row_count, outcome if isinstance(outcome, BaselineOutcome) else None
             )
-            record.evaluated_from = FROM_SCAN if item.answered is None else FROM_STATISTICS
+            # Schema checks read the schema only: from the log when this run's statistics came from it.
+            from_log = item.answered is not None or (item.check.type == "schema" and self.statistics_rows is not None)
+            record.evaluated_from = FROM_STATISTICS if from_log else FROM_SCAN
             records.append(record)
         finished_at = utcnow()
         result = ContractResult(
