@@ -376,6 +376,9 @@ def test_cli_import_into_directory_partial_and_export(tmp_path, capsys):
     assert cli_main(["export", "odcs", str(out / "tbl.yaml")]) == 0
     assert "kind: DataContract" in capsys.readouterr().out
     assert cli_main(["validate", _file("all__full-example.odcs.yaml") + "#tbl"]) == 0
+    capsys.readouterr()
+    assert cli_main(["validate", _file("quality__column-validity.odcs.yaml")]) == 0
+    assert "note: schema[0].properties[0].quality[0]: invalidValues does not count NULL" in capsys.readouterr().out
     assert cli_main(["import", "odcs", _file("all__full-example.odcs.yaml")]) == 1  # two objects, no -o DIR
     assert "give -o DIR" in capsys.readouterr().err
 

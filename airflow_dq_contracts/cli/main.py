@@ -42,6 +42,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         if not args.quiet:
             count = sum(1 for _ in contract.all_checks())
             print(f"{path}: ok ({contract.name} {contract.version or ''}, {count} checks)".replace(" ,", ","))
+            odcs = contract.metadata.get("odcs")
+            for note in odcs.get("notes", []) if isinstance(odcs, dict) else []:  # ODCS readings chosen (#26)
+                print(f"  note: {note}")
     return EXIT_INVALID if failures else EXIT_OK
 
 
@@ -129,6 +132,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--valid-table", metavar="PATH", help="Delta table for the remaining valid rows")
     p_run.add_argument("--json-out", metavar="FILE", help="write the summary JSON here ('-' for stdout)")
     p_run.add_argument("--master", default=None, help="Spark master (default local[*])")
+    p_run.add_argument(
+        "--remote",
+        metavar="sc://HOST:PORT",
+        help="run as a Spark Connect client of this server (no local Spark); a token in $DQ_CONTRACTS_CONNECT_TOKEN",
+    )
+    p_run.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --remote: fail when the server does not answer within this (default 30)",
+    )
     p_run.add_argument(
         "--storage-option",
         action="append",
