@@ -35,6 +35,7 @@ from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecErro
 from airflow_dq_contracts.runtime.jars import JarResolutionError
 from airflow_dq_contracts.runtime.storage import mentions_s3, parse_storage_options, storage_environment
 
+from .connect_session import DEFAULT_CONNECT_TIMEOUT, ConnectUnreachable, redact, remote_session
 from .evaluator import first_line
 from .runner import DatasetError, Progress, run_contract
 from .session import get_spark
@@ -142,6 +143,15 @@ def _start_spark(
     """
     conf = _conf_pairs(getattr(args, "conf", None))
     master = getattr(args, "master", None) or "local[*]"
+    remote = getattr(args, "remote", None)
+    if remote:  # --remote: a Spark Connect client, no local JVM (engine/connect_session.py)
+        timeout = getattr(args, "connect_timeout", None)
+        try:
+            spark = remote_session(remote, DEFAULT_CONNECT_TIMEOUT if timeout is None else timeout)
+        except ConnectUnreachable as exc:
+            raise DatasetError(str(exc)) from None
+        say(f"spark: Spark Connect session on {redact(remote)}")
+        return spark, True
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False

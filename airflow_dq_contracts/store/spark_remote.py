@@ -10,7 +10,7 @@ SQL extensions executes (Databricks' included), so on a Connect session
 ==========================  ===============================================================
 ``DeltaTable`` API           SQL here
 ==========================  ===============================================================
-``isDeltaTable(path)``       ``DESCRIBE DETAIL delta.`<path>``` → ``format = 'delta'``
+``isDeltaTable`` of a path  ``DESCRIBE DETAIL delta.`<path>``` → ``format = 'delta'``
 ``forName(name)`` probe      ``DESCRIBE DETAIL <name>`` → ``format = 'delta'``
 ``createIfNotExists()``      ``CREATE TABLE IF NOT EXISTS … USING DELTA [LOCATION …]``
 ``history(n)``               ``DESCRIBE HISTORY … LIMIT n``
