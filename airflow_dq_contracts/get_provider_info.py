@@ -50,7 +50,7 @@ def get_provider_info() -> dict[str, Any]:
         ],
         "operators": _modules("operators.contract_branch", "operators.contract_check", "operators.verdict"),
         "sensors": _modules("sensors.completeness", "sensors.freshness"),
-        "hooks": _modules("hooks.contract_submit", "hooks.storage"),
+        "hooks": _modules("hooks.contract_submit", "hooks.spark_connect", "hooks.storage"),
         "triggers": _modules("triggers.delta_metadata"),
         "extra-links": ["airflow_dq_contracts.operators.report_link.ContractReportLink"],
         "notifications": ["airflow_dq_contracts.notifications.contract_alert.ContractAlertNotifier"],
