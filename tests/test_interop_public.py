@@ -215,3 +215,19 @@ def test_a_large_file_of_plain_rules_is_not_an_alias_bomb(tmp_path):
     assert os.path.getsize(path) > 6_000_000
     result = import_dataplex_result([Source.read(path)], table="t")
     assert next(iter(result.contracts.values())).count("\n  type: row_condition\n") == 36620
+
+
+def test_the_json_fast_path_reads_what_the_yaml_reader_reads():
+    """Values and every line of a JSON source as the located YAML reader gives them (its slow path)."""
+    from airflow_dq_contracts.contract.yamlsrc import load_yaml
+    from airflow_dq_contracts.interop.common import _located_json
+
+    seeds = sorted((Path(__file__).parent / "interop" / "dataplex").glob("*.json"))
+    text = '{"a": {"b": [1, {"c": "x\\"y"}],\n "d": ""}, "e": [], "f": [[1, 2.5], [true, null]]}'
+    for name, body in [("inline.json", text), *((p.name, p.read_text()) for p in seeds)]:
+        fast = _located_json(body, name)
+        data, smap, _ = load_yaml(body, name)
+        assert fast is not None and (fast.data, fast.smap.lines) == (data, smap.lines), name
+    # not plain JSON (a duplicate key): left to the YAML reader, which names it at its line
+    assert _located_json('{"a": 1,\n "a": 2}', "dup.json") is None
+    assert Source.parse('{"a": 1,\n "a": 2}', "dup.json").issues[0].line == 2

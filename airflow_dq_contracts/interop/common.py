@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -57,7 +58,15 @@ class Source:
 
     @classmethod
     def parse(cls, text: str, file: str) -> Source:
-        """Parse YAML or JSON text; a syntax error becomes a located issue (``data`` is then None)."""
+        """Parse YAML or JSON text; a syntax error becomes a located issue (``data`` is then None).
+
+        JSON (Dataplex's usual form) takes a fast path: the C ``json`` parser for the values and one
+        token scan for the lines — a file of tens of thousands of rules reads in seconds, not a minute.
+        """
+        if text.lstrip().startswith(("{", "[")):
+            located = _located_json(text, file)
+            if located is not None:
+                return located
         try:
             data, smap, duplicates = load_yaml(text, file)
         except YamlSyntaxError as exc:
@@ -134,6 +143,68 @@ class Source:
         for key in data:
             if key not in allowed:
                 self.refuse(path + (key,), f"unknown key {key!r} in {what}; known: {', '.join(allowed)}")
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+
+
+def _located_json(text: str, file: str) -> Source | None:
+    """``text`` as JSON with the line of every key and item; None when it is not plain JSON (YAML decides).
+
+    >>> src = _located_json(chr(10).join(['{"rules": [', '  {"column": "a"},', '  {"column": "b"}]}']), "r.json")
+    >>> src.data["rules"][1], src.smap.line(("rules", 1, "column"))
+    ({'column': 'b'}, 3)
+    """
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            if key in seen:
+                duplicates.append(key)
+            seen[key] = value
+        return seen
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs, parse_constant=no_constant)
+    except (ValueError, RecursionError):
+        return None  # the YAML reader reports it, located
+    if duplicates:
+        return None  # the YAML reader names each duplicate key at its line
+    smap = SourceMap(file)
+    lines = smap.lines
+    line, last = 1, 0
+    # (path, is_object, next index or pending key) for each open container
+    stack: list[list[Any]] = []
+    pending_key: Any = None
+    for match in _TOKEN.finditer(text):
+        start = match.start()
+        line += text.count("\n", last, start)
+        last = start
+        token = match.group()
+        if token in ":,":
+            continue
+        if token in "}]":
+            stack.pop()
+            continue
+        if stack and stack[-1][1] and pending_key is None:  # a key of the open object
+            pending_key = json.loads(token)
+            lines[stack[-1][0] + (pending_key,)] = line
+            continue
+        if not stack:
+            path: tuple = ()
+        elif stack[-1][1]:
+            path, pending_key = stack[-1][0] + (pending_key,), None
+        else:
+            path = stack[-1][0] + (stack[-1][2],)
+            stack[-1][2] += 1
+        lines.setdefault(path, line)
+        if token in "{[":
+            stack.append([path, token == "{", 0])
+    return Source(data, smap)
 
 
 def _kind(value: Any) -> str:
