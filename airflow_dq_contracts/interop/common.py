@@ -191,7 +191,7 @@ def _located_json(text: str, file: str) -> Source | None:
             stack.pop()
             continue
         if stack and stack[-1][1] and pending_key is None:  # a key of the open object
-            pending_key = json.loads(token)
+            pending_key = token[1:-1] if "\\" not in token else json.loads(token)
             lines[stack[-1][0] + (pending_key,)] = line
             continue
         if not stack:
