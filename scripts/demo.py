@@ -13,6 +13,7 @@ Usage::
     ./dev demo                       # the quarantine outcome (the most instructive one)
     ./dev demo --outcome pass        # or gate; --outcome all runs the three in turn
     ./dev demo --date 2024-06-30     # another day (the data interval [date, date + 1 day))
+    ./dev demo --storage s3          # every table on a local S3 server, credentials in AIRFLOW_CONN_DQ_LAKE
 """
 
 from __future__ import annotations
@@ -203,9 +204,30 @@ def run_outcome(outcome: str, day: dt.date, progress: Progress) -> bool:
     return routed
 
 
+def _run_on_s3(outcomes: tuple[str, ...], day: dt.date) -> int:
+    """``--storage s3``: scripts/demo_s3.py for each outcome (its own S3 server, started and stopped)."""
+    _environment()
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    from demo_s3 import run_on_s3
+
+    progress = Progress(1 + 4 * len(outcomes))
+    with progress(f"prepare Airflow in {(WORK / 'airflow').relative_to(ROOT)} (airflow db migrate)"):
+        (WORK / "airflow").mkdir(parents=True, exist_ok=True)
+        _migrate_db(WORK / "logs" / "db-migrate.log")
+    ok = all([run_on_s3(o, day, progress, _quiet, WORK, _outcome, EXPECTED_PATH) for o in outcomes])
+    print(f"[demo] finished in {time.monotonic() - progress.started:.1f} s")
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--outcome", choices=(*OUTCOMES, "all"), default="quarantine")
+    parser.add_argument(
+        "--storage",
+        choices=("local", "s3"),
+        default="local",
+        help="s3: start a local S3 server and run sensor → check → branch with every table on it (scripts/demo_s3.py)",
+    )
     parser.add_argument(
         "--date",
         type=dt.date.fromisoformat,
@@ -214,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     outcomes = OUTCOMES if args.outcome == "all" else (args.outcome,)
+    if args.storage == "s3":  # every table on a local S3 server, credentials in an Airflow connection
+        return _run_on_s3(outcomes, args.date)
 
     _environment()
     # Airflow's own modules warn about their own deprecated paths; not this demo's business.
