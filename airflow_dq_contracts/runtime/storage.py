@@ -29,7 +29,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
-from typing import Any
 
 ACCESS_KEY_ID = "AWS_ACCESS_KEY_ID"
 SECRET_ACCESS_KEY = "AWS_SECRET_ACCESS_KEY"
@@ -221,26 +220,6 @@ def storage_environment(options: Mapping[str, str] | None) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-
-
-def arrow_s3_filesystem(options: Mapping[str, str]) -> Any:
-    """A ``pyarrow.fs.S3FileSystem`` for delta-rs-style ``options`` (the ``AWS_*`` names) — for what delta-rs
-    does not read: Parquet folders and the HTML report on S3. ``s3://bucket/key`` → path ``bucket/key``."""
-    import urllib.parse
-
-    from pyarrow import fs
-
-    settings = S3Settings.from_env(options)
-    endpoint = urllib.parse.urlparse(settings.endpoint_url) if settings.endpoint_url else None
-    return fs.S3FileSystem(
-        access_key=settings.access_key_id,
-        secret_key=settings.secret_access_key,
-        session_token=settings.session_token,
-        region=settings.region or ("us-east-1" if endpoint else None),
-        scheme=endpoint.scheme if endpoint else None,
-        endpoint_override=endpoint.netloc if endpoint else None,
-        force_virtual_addressing=not settings.uses_path_style and endpoint is not None,
-    )
 
 
 def arrow_s3_filesystem(options: Mapping[str, str]) -> Any:
