@@ -20,6 +20,7 @@ STEPS = 2  # progress steps per outcome
 
 
 def _events(dag_id: str, run_id: str) -> list[Any]:
+    """The newest asset event of the run (the demo re-runs one logical date: older events keep its run id)."""
     from airflow.models.asset import AssetEvent
     from airflow.utils.session import create_session
     from sqlalchemy import select
@@ -29,6 +30,8 @@ def _events(dag_id: str, run_id: str) -> list[Any]:
         query = select(AssetEvent).options(joinedload(AssetEvent.asset))
         events = session.scalars(
             query.where(AssetEvent.source_dag_id == dag_id, AssetEvent.source_run_id == run_id)
+            .order_by(AssetEvent.id.desc())
+            .limit(1)
         ).all()
         session.expunge_all()
         return list(events)
