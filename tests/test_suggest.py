@@ -376,11 +376,12 @@ def test_cli_suggests_from_a_delta_table_with_history(
     # the filter scoped the profile to one day: its row count is the evidence
     day_rows = len(days["clean"][last][1])
     assert f"today {day_rows:,} rows" in text
-    # --format odcs writes an ODCS v3 document validate accepts
+    # --format odcs (on a half sample) writes an ODCS v3 document validate accepts
     odcs = tmp_path / "orders.odcs.yaml"
     _, _, first_path = days["clean"][0]
     code = main(
-        ["suggest", "--input", first_path, "--input-format", "parquet", "--format", "odcs", "-o", str(odcs), "-q"]
+        ["suggest", "--input", first_path, "--input-format", "parquet", "--sample", "0.5"]
+        + ["--format", "odcs", "-o", str(odcs), "-q"]
     )
     assert code == 0, capsys.readouterr().err
     assert "kind: DataContract" in odcs.read_text()

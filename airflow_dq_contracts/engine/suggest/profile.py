@@ -145,8 +145,9 @@ def declared_type(data_type: T.DataType) -> Any:
 def shape_pattern(values: Sequence[str]) -> str | None:
     """The one regex shape shared by every value (letters, digits, literal separators), or None.
 
-    A shape must hold a run of digits and something else (a code such as ``ORD-000123``): plain
-    words, plain numbers and free text get none. Run lengths that never vary are fixed (``{6}``).
+    A shape must hold a run of digits and something else (a code such as ``ORD-000123``, a phone
+    number such as ``(555) 123-4567``): plain words and plain numbers get none, and free text rarely
+    has one shape in every value. Run lengths that never vary are fixed (``{6}``).
 
     >>> shape_pattern(["ORD-000123", "ORD-004711"])
     '^[A-Z]{3}-[0-9]{6}$'
@@ -178,7 +179,7 @@ def shape_pattern(values: Sequence[str]) -> str | None:
         return None
     (only,) = shapes
     kinds = list(only)
-    if "D" not in kinds or len(kinds) < 2 or any(len(k) == 1 and k.isspace() for k in kinds):
+    if "D" not in kinds or len(kinds) < 2:
         return None
     parts = ["^"]
     for index, kind in enumerate(kinds):
@@ -405,9 +406,7 @@ def profile_frame(
     began = time.perf_counter()
     strings = [f.name for f in fields if family_of(f.dataType) == "string"]
     candidates = _probe(frame, strings)
-    passes.append(
-        (f"probe ({min(PROBE_ROWS, 1000)} rows of {len(strings)} string columns)", time.perf_counter() - began)
-    )
+    passes.append((f"probe (≤ {PROBE_ROWS:,} rows of {len(strings)} string columns)", time.perf_counter() - began))
 
     began = time.perf_counter()
     checks = _profiling_checks(fields, candidates)

@@ -48,7 +48,7 @@ from airflow_dq_contracts.timeutil import format_time
 
 from .model import ColumnProfile, Profile
 
-MAX_ALLOWED_VALUES = 20
+MAX_ALLOWED_VALUES = 30
 FORMAT_SHARE = 0.999
 VOLUME_BAND = (0.6, 2.0)
 MIN_HISTORY_POINTS = 3
