@@ -331,13 +331,22 @@ def _dump(value: Any) -> str:
     return yaml.dump(value, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)
 
 
+#: Beyond this many checks in one scope, each is written as one JSON line (JSON is YAML): PyYAML's
+#: representer is pure Python and would spend most of a large import on layout.
+COMPACT_AFTER = 2000
+
+
 def _dump_checks(checks: list[dict[str, Any]], comments: dict[int, str], indent: str) -> list[str]:
     lines: list[str] = []
+    compact = len(checks) > COMPACT_AFTER
     for check in checks:
         comment = comments.get(id(check))
         if comment:
             lines.append(f"{indent}# {comment}")
-        lines.extend(indent + line for line in _dump([check]).splitlines())
+        if compact:
+            lines.append(f"{indent}- {json.dumps(check, ensure_ascii=False)}")
+        else:
+            lines.extend(indent + line for line in _dump([check]).splitlines())
     return lines
 
 
