@@ -276,3 +276,35 @@ def test_the_job_gets_the_token_by_environment_and_no_connect_leftovers(monkeypa
     assert "--remote=sc://h:15002/" in command
     assert environment[TOKEN_ENV] == "s3cret"
     assert "SPARK_CONNECT_MODE_ENABLED" not in environment and "SPARK_REMOTE" not in environment
+
+
+def test_cli_run_remote_gives_the_task_s_rows(env, connect_run, connect_server, tmp_path):  # noqa: F811
+    """``dq-contracts run --remote``: the same rows as the task through Connect; an unreachable server, exit 4."""
+    import subprocess
+    import sys
+
+    _, _, by_task = connect_run
+    cli = [sys.executable, "-m", "airflow_dq_contracts.cli.main", "run", str(DAGS_FOLDER / "contracts" / "orders.yaml")]
+    common = ["--input", str(env / "silver" / "orders"), "--filter", f"order_date = '{DAY}'"]
+    common += ["--reference-time", by_task["checks"][0]["reference_time"], "--results-table", str(tmp_path / "r")]
+    common += ["--quarantine-table", str(tmp_path / "q"), "--json-out", "-", "-q"]
+    clean = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
+    done = subprocess.run(
+        [*cli, *common, "--remote", connect_server.url], capture_output=True, text=True, env=clean, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]  # quarantine exits 0
+    summary = json.loads(done.stdout)
+    assert summary["decision"] == by_task["decision"]
+    ignored = RUN_FIELDS | {"reference_time"}
+    assert {c["check_id"]: {k: v for k, v in c.items() if k not in ignored} for c in summary["checks"]} == {
+        c["check_id"]: {k: v for k, v in c.items() if k not in ignored} for c in by_task["checks"]
+    }
+    down = subprocess.run(
+        [*cli, *common, "--remote", f"sc://127.0.0.1:{_dead_port()}", "--connect-timeout", "2"],
+        capture_output=True,
+        text=True,
+        env=clean,
+        timeout=300,
+    )
+    assert down.returncode == 4 and "did not answer within 2 s" in down.stderr, down.stderr[-2000:]
+    assert "Traceback" not in down.stderr
