@@ -10,6 +10,11 @@ Then, alternating in one loop so that the machine's load hits every variant alik
 * **task** — ``ContractCheckOperator.execute`` (validate the contract → spark-submit of the packaged
   job → evaluation → Delta writes → read-back of the results with delta-rs), in a fresh Python
   process whose imports are not timed (an Airflow worker has Airflow imported already);
+* **connect** (with ``--connect``) — the same task through the Spark Connect transport (a
+  ``spark_connect`` connection: the job runs as a Connect client process, no spark-submit) on a warm
+  server started once from the PySpark wheel (``tests/connect_fixtures.py``: Delta, Hive catalog);
+  and **trivial_connect** — a fresh Python process that opens a Connect session and counts one row
+  (what any Connect client task costs); ratios connect/task and connect/trivial_connect are printed;
 * **before** (with ``--before-src DIR``) — the same task run with the package from another source
   tree (e.g. ``git archive`` of the base commit), for before/after ratios measured side by side.
 
@@ -28,6 +33,7 @@ hours. ``--growth-maintenance`` also measures after ``OPTIMIZE`` + ``VACUUM``.
 Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/task_overhead.py --rows 1000 100000 --repeat 3
+    PYTHONPATH=. .venv/bin/python benchmarks/task_overhead.py --rows 1000 100000 --repeat 3 --connect
     git archive main | tar -x -C /tmp/dq-before
     PYTHONPATH=. .venv/bin/python benchmarks/task_overhead.py --rows 1000 --before-src /tmp/dq-before
     PYTHONPATH=. .venv/bin/python benchmarks/task_overhead.py --growth 10000 --repeat 3
@@ -54,6 +60,14 @@ CONTRACT = ROOT / "dags_examples" / "contracts" / "orders.yaml"
 REFERENCE_TIME = "2024-05-02T04:00:00Z"
 DAY = "2024-05-02"
 MASTER = "local[2]"
+
+TRIVIAL_CONNECT = """\
+import sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+print("TRIVIAL_COUNT", spark.range(1).count(), flush=True)
+spark.stop()
+"""
 
 TRIVIAL_JOB = """\
 from pyspark.sql import SparkSession
@@ -127,6 +141,7 @@ def _child_task(args: argparse.Namespace) -> None:
     import yaml
 
     from airflow_dq_contracts.hooks.contract_submit import ContractSubmitHook
+    from airflow_dq_contracts.hooks.spark_connect import ContractConnectHook
     from airflow_dq_contracts.operators import ContractCheckOperator
 
     lines: list[tuple[float, str]] = []
@@ -147,6 +162,16 @@ def _child_task(args: argparse.Namespace) -> None:
 
     ContractSubmitHook.take_marker = take  # type: ignore[method-assign]
     ContractSubmitHook.submit_job = submit  # type: ignore[method-assign]
+    original_connect_submit = ContractConnectHook.submit_job
+
+    def connect_submit(self: Any) -> Any:
+        marks["submit_start"] = time.time()
+        try:
+            return original_connect_submit(self)
+        finally:
+            marks["submit_end"] = time.time()
+
+    ContractConnectHook.submit_job = connect_submit  # type: ignore[method-assign]
     # The read-back proper (collect_summary) timed apart from the HTML report written after it.
     from airflow_dq_contracts.operators import contract_check
 
@@ -316,6 +341,19 @@ def run_trivial(home: Path, java_options: str | None = None) -> float:
     return seconds
 
 
+def run_trivial_connect(home: Path, url: str) -> float:
+    """Seconds of a fresh Python process that opens a Spark Connect session and counts one row."""
+    script = home / "trivial_connect.py"
+    script.write_text(TRIVIAL_CONNECT)
+    env = {k: v for k, v in _child_env(ROOT, home, {}).items() if k != "SPARK_CONNECT_MODE_ENABLED"}
+    began = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(script), url], env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - began
+    if "TRIVIAL_COUNT 1" not in proc.stdout:
+        raise RuntimeError(f"trivial Connect query failed:\n{proc.stderr[-3000:]}")
+    return seconds
+
+
 def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -332,6 +370,27 @@ def overhead(args: argparse.Namespace) -> None:
     for label, conf in args.conf_variant or []:
         json.loads(conf)  # fail now, not in the child
         variants.append((f"task+{label}", ROOT, {"DQ_BENCH_SPARK_CONF": conf}))
+    server = None
+    if args.connect:
+        # A warm server, as a deployment has one: started once, warmed by one query, stopped at the end.
+        sys.path.insert(0, str(ROOT / "tests"))
+        from connect_fixtures import start_connect_server
+
+        server = start_connect_server()
+        run_trivial_connect(home, server.url)
+        connection = json.dumps(server.airflow_connection())
+        variants.append(("connect", ROOT, {"AIRFLOW_CONN_SPARK_DEFAULT": connection}))
+        print(f"# Spark Connect server {server.url} (log {server.log_path})", flush=True)
+    try:
+        _overhead(args, data_dir, home, variants, server)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _overhead(
+    args: argparse.Namespace, data_dir: Path, home: Path, variants: list[tuple[str, Path, dict[str, str]]], server: Any
+) -> None:
     report: dict[str, Any] = {"machine": f"{os.cpu_count()} cores, master {MASTER}", "sizes": {}}
     sys.path.insert(0, str(ROOT))
     from airflow_dq_contracts.runtime import jvm_archive
@@ -343,10 +402,14 @@ def overhead(args: argparse.Namespace) -> None:
         input_path = generate(data_dir, rows)
         print(f"# {rows:,} rows: data ready in {time.perf_counter() - began:.1f} s ({input_path})", flush=True)
         times: dict[str, list[float]] = {"trivial": [], **{name: [] for name, _, _ in variants}}
+        if server is not None:
+            times["trivial_connect"] = []
         breakdown: dict[str, dict[str, list[float]]] = {name: {} for name, _, _ in variants}
         for rep in range(args.repeat):
             # Alternate the order every repetition: no variant always runs right after the same one.
             order = [("trivial", None, {})] + variants
+            if server is not None:
+                order.insert(1, ("trivial_connect", None, {}))
             if rep % 2:
                 order.reverse()
             for name, src, extra in order:
@@ -360,6 +423,11 @@ def overhead(args: argparse.Namespace) -> None:
                         seconds = run_trivial(home, archive_option)
                         times.setdefault("trivial+archive", []).append(seconds)
                         print(f"  rep {rep + 1} trivial+archive {seconds:.1f} s", flush=True)
+                    continue
+                if name == "trivial_connect":
+                    seconds = run_trivial_connect(home, server.url)
+                    times["trivial_connect"].append(seconds)
+                    print(f"  rep {rep + 1} trivial_connect {seconds:.1f} s", flush=True)
                     continue
                 assert src is not None
                 out_dir = home / name.replace("+", "_") / str(rows)
@@ -389,6 +457,16 @@ def overhead(args: argparse.Namespace) -> None:
             print("                   phases: " + ", ".join(f"{k} {v:.2f}" for k, v in size[name]["phases_s"].items()))
         if "before" in size:
             print(f"{'':>17} after/before {size['task']['median_s'] / size['before']['median_s']:.2f}")
+        if "connect" in size:
+            trivial_connect = _median(times["trivial_connect"])
+            size["trivial_connect_s"] = round(trivial_connect, 2)
+            connect, task = size["connect"]["median_s"], size["task"]["median_s"]
+            size["connect"]["ratio_to_spark_submit_task"] = round(connect / task, 2)
+            size["connect"]["ratio_to_trivial_connect"] = round(connect / trivial_connect, 2)
+            print(
+                f"{'':>17} trivial Connect query {trivial_connect:.1f} s; connect/task {connect / task:.2f}, "
+                f"connect/trivial_connect {connect / trivial_connect:.2f}"
+            )
         report["sizes"][str(rows)] = size
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(report, indent=2) + "\n")
@@ -638,6 +716,9 @@ def main(argv: list[str] | None = None) -> None:
         metavar=("LABEL", "JSON"),
         help="also run the task with this extra spark_conf (a lever to measure), e.g. "
         'nocodegen \'{"spark.sql.codegen.wholeStage": "false"}\'',
+    )
+    parser.add_argument(
+        "--connect", action="store_true", help="also run the task through Spark Connect (a warm server started here)"
     )
     parser.add_argument("--growth", type=int, help="measure the results table after this many runs instead")
     parser.add_argument(
