@@ -6,9 +6,10 @@
   delta-rs, the results table's Delta version, the DAG run's ids and data interval. Then the example consumer,
   run by hand, judges that latest event and proceeds, reading the 37 valid rows of the contract run.
 * A mapped check (``ContractCheckOperator.partial(...).expand(contract=[…])``, ``emit_asset=True``): one event
-  per mapped task instance, each with its own verdict (one passes, one gates with ``fail_on_gate=False``).
+  per mapped task instance, each with its own verdict (one passes, one gates with ``fail_on_gate=False``); a
+  check used alone that gates (``fail_on_gate=True``) fails and records no event for its outlet.
 
-Two spark-submit runs of the example contract and two tiny ones; the scheduler's view (consumer runs created
+One spark-submit run of the example contract and three tiny ones; the scheduler's view (consumer runs created
 by asset events, refusing a gate) is ``test_assets_scheduler.py``.
 """
 
@@ -181,7 +182,7 @@ def test_the_producers_event_carries_the_verdict_the_data_calls_for_and_the_cons
 MAPPED_DAG = """
 import datetime as dt
 
-from airflow.sdk import DAG
+from airflow.sdk import DAG, Asset
 
 from airflow_dq_contracts.operators import ContractCheckOperator
 
@@ -205,6 +206,17 @@ with DAG(dag_id="dq_assets_mapped", schedule=None, start_date=dt.datetime(2024, 
         fail_on_gate=False,
         write_report=False,
     ).expand(contract=[contract("small_amounts", 10.0), contract("tiny_amounts", 1.0)])
+    # Used alone, a gate fails the task: Airflow records no event for its outlet.
+    ContractCheckOperator(
+        task_id="check_gate_alone",
+        contract=contract("tiny_alone", 1.0),
+        input_path={data!r},
+        input_format="json",
+        results_table={results!r},
+        outlets=[Asset("x-dq-test://never-updated")],
+        write_report=False,
+        retries=0,
+    )
 """
 
 
@@ -215,13 +227,14 @@ def test_a_mapped_check_records_one_event_per_contract_each_with_its_verdict(env
     results = env / "mapped_results"
     dag = install_dag(MAPPED_DAG.format(data=str(data), results=str(results)), name="dq_assets_mapped")
     states, dag_run = run_dag(dag, logical_date=dt.datetime(2024, 6, 1, tzinfo=UTC))
-    assert states == {"check_each": "success"}  # both map indexes (the gate does not fail: routed elsewhere)
+    # both map indexes succeed (fail_on_gate=False: routed elsewhere); the gate used alone fails its task
+    assert states == {"check_each": "success", "check_gate_alone": "failed"}
 
     events = asset_events("dq_assets_mapped", dag_run.run_id)
     assert [(e["uri"], e["task_id"], e["map_index"]) for e in events] == [
         (data.as_uri(), "check_each", 0),
         (data.as_uri(), "check_each", 1),
-    ]
+    ]  # and none from check_gate_alone
     expected = {0: ("small_amounts", "pass"), 1: ("tiny_amounts", "gate")}  # max(amounts) = 4: ≤ 10, > 1
     for event in events:
         verdict = event["extra"][VERDICT]
