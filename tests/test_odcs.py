@@ -55,6 +55,10 @@ REFUSED = {
         "schema[0].properties[9].logicalTypeOptions.maxProperties",
         "schema[0].properties[9].logicalTypeOptions.required",
     ],
+    "schema__map.odcs.yaml": [  # v3.2: constraints on a map's values / a nested field
+        "schema[0].properties[2].map.value.logicalTypeOptions",
+        "schema[0].properties[3].map.value.properties[0].required",
+    ],
     "quality__column-custom.odcs.yaml": [  # engine: soda
         "schema[0].properties[0].quality[0].engine",
         "schema[0].properties[0].quality[1].engine",
@@ -118,6 +122,20 @@ def test_full_example_means_what_the_odcs_file_says():
     assert [tuple(c.params["columns"]) for c in key] == [("id", "country_code")]  # composite, by primaryKeyPosition
     assert not receivers.column("id").nullable and not receivers.column("country_code").nullable
     assert receivers.sla.freshness_hours is None  # the latency element is a column of tbl only
+
+
+def test_v3_2_enum_and_semantic_types():
+    enum = load_contract(_file("schema__enum.odcs.yaml"))
+    allowed = {c.check_id: list(c.params["values"]) for c in enum.evaluated_checks() if c.type == "whitelist"}
+    assert allowed == {
+        "status/allowed_values": ["pending", "processing", "shipped", "cancelled"],
+        "priority/allowed_values": [1, 2, 3],
+        "country_code/allowed_values": ["US", "FR", "CA", "MX"],
+    }
+    measures = load_contract(_file("schema__measures-and-dimensions.odcs.yaml"))
+    # dimensions and measures are computed by transformLogic: not columns of the data
+    assert [c.name for c in measures.columns] == ["turnover_ts", "order_id", "turnover_euros", "country_code"]
+    assert sum("semanticType measure" in n for n in measures.metadata["odcs"]["notes"]) == 3
 
 
 def test_quality_examples_spot_checks():

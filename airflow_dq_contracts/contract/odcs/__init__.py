@@ -1,6 +1,6 @@
 """ODCS v3 (the Open Data Contract Standard, Bitol) as a contract format: compiled to the same model.
 
-A document with ``kind: DataContract`` and ``apiVersion: v3.0.x``/``v3.1.x`` is an ODCS contract;
+A document with ``kind: DataContract`` and ``apiVersion: v3.0.x`` to ``v3.2.x`` is an ODCS contract;
 :func:`airflow_dq_contracts.contract.load_contract` detects it and compiles it here into the plain
 contract document it means, then validates that as usual. Every problem is located *in the ODCS
 file* (line and ODCS path). Nothing is approximated: what has no exact equivalent is refused, and
@@ -49,7 +49,7 @@ from .common import Found, exact, plain
 from .quality import Scope, compile_rule
 from .schema import column_name, compile_property
 
-API_VERSION = re.compile(r"^v3\.[01]\.\d+$")
+API_VERSION = re.compile(r"^v3\.[012]\.\d+$")
 OBJECT_KEYS = (
     "id",
     "name",
@@ -67,6 +67,7 @@ OBJECT_KEYS = (
     "relationships",
 )
 LATENCY = ("latency", "freshness")
+SEMANTIC = ("measure", "dimension")
 _HOURS = {
     **dict.fromkeys(("s", "sec", "second", "seconds"), Decimal(1) / Decimal(3600)),
     **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), Decimal(1) / Decimal(60)),
@@ -185,7 +186,7 @@ def compile_odcs(data: dict, smap: SourceMap) -> Compilation:
     found = Found(smap)
     api = data.get("apiVersion")
     if not isinstance(api, str) or not API_VERSION.match(api.strip()):
-        found.refuse(("apiVersion",), f"ODCS apiVersion {api!r} is not supported; this reads v3.0.x and v3.1.x")
+        found.refuse(("apiVersion",), f"ODCS apiVersion {api!r} is not supported; this reads v3.0.x to v3.2.x")
         return Compilation(smap.file, [], found.issues)
     raw_objects = data.get("schema") or []
     if not isinstance(raw_objects, list):
@@ -272,6 +273,12 @@ def _object(found: Found, data: dict, raw: Any, path: Path, top: dict, count: in
         if not isinstance(prop, dict) or column_name(prop) is None:
             found.refuse(where, "a property needs 'name'")
             continue
+        if prop.get("semanticType") in SEMANTIC:
+            # v3.2: computed by transformLogic over the columns, not a column of the data.
+            if prop.get("quality"):
+                found.refuse(where + ("quality",), "a measure/dimension is computed, not stored: nothing to check")
+            notes.append(f"{format_path(where)}: semanticType {prop['semanticType']} is documentation (not a column)")
+            continue
         column, checks, prop_notes = compile_property(found, prop, where)
         notes += prop_notes
         origins.mark(column, where)
@@ -291,7 +298,7 @@ def _object(found: Found, data: dict, raw: Any, path: Path, top: dict, count: in
     names = tuple(dict.fromkeys(n for n in (name, raw.get("physicalName")) if isinstance(n, str) and n))
     docs: list[dict[str, str]] = []
     for index, prop in enumerate(props):
-        if isinstance(prop, dict) and column_name(prop) is not None:
+        if isinstance(prop, dict) and column_name(prop) is not None and prop.get("semanticType") not in SEMANTIC:
             column = next(c for c in columns if c["name"] == column_name(prop))
             scope = Scope(column["name"], names, by_property, notes)
             _quality(

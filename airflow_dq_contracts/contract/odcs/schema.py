@@ -66,6 +66,9 @@ PROPERTY_KEYS = ELEMENT_KEYS + (
     "unique",
     "properties",
     "items",
+    "enum",  # v3.2
+    "semanticType",  # v3.2
+    "map",  # v3.2: the key and value types of a map (documentation beyond the column's type)
 )
 OPTION_KEYS = (
     "minimum",
@@ -89,6 +92,7 @@ LOGICAL_TYPES = {
     "boolean": "boolean",
     "array": "list",
     "object": "struct",
+    "map": "map",
     "number": None,
     "time": None,
 }
@@ -165,6 +169,10 @@ def compile_property(found: Found, prop: dict, path: Path) -> tuple[dict[str, An
             found.refuse(path + (key,), f"'{key}' must be true or false, got {value!r}")
         elif value:
             column[target] = target != "nullable"
+    if "enum" in prop:
+        values = _enum_values(found, prop["enum"], path + ("enum",))
+        if values:
+            column["allowed_values"] = values
     description = prop.get("description") if isinstance(prop.get("description"), str) else None
     business = prop.get("businessName") if isinstance(prop.get("businessName"), str) else None
     text = " — ".join(part.strip() for part in (business, description) if part and part.strip())
@@ -175,8 +183,42 @@ def compile_property(found: Found, prop: dict, path: Path) -> tuple[dict[str, An
         column["tags"] = tags
     if prop.get("properties") and kind not in ("struct", "list", None):
         found.refuse(path + ("properties",), "nested properties on a property that is not an object or array")
+    for key in ("properties", "items", "map"):
+        _nested(found, prop.get(key), path + (key,))
     table_checks = _options(found, prop, path, column, kind, notes)
     return column, table_checks, notes
+
+
+NESTED_CONSTRAINTS = ("logicalTypeOptions", "quality", "enum", "unique", "primaryKey")
+
+
+def _nested(found: Found, value: Any, path: Path) -> None:
+    """Refuse constraints inside a nested field, an array's items or a map's key/value: checks read columns."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _nested(found, item, path + (index,))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            constraint = key in NESTED_CONSTRAINTS or (key == "required" and item is True)
+            if constraint and item not in (None, False, [], {}):
+                found.refuse(path + (key,), f"'{key}' inside a nested field cannot be checked (checks read columns)")
+            elif isinstance(item, (dict, list)):
+                _nested(found, item, path + (key,))
+
+
+def _enum_values(found: Found, raw: Any, path: Path) -> list[Any]:
+    """The values of a v3.2 ``enum`` (items ``{value, label, …}`` or plain scalars) → ``allowed_values``."""
+    if not isinstance(raw, list) or not raw:
+        found.refuse(path, f"'enum' must be a non-empty list, got {raw!r}")
+        return []
+    values = []
+    for index, item in enumerate(raw):
+        value = item.get("value") if isinstance(item, dict) else item
+        if value is None or isinstance(value, (list, dict)):
+            found.refuse(path + (index,), f"an enum item needs a scalar 'value', got {item!r}")
+            return []
+        values.append(value)
+    return values
 
 
 def _options(found: Found, prop: dict, path: Path, column: dict, kind: str | None, notes: list[str]) -> list[dict]:
