@@ -132,6 +132,10 @@ def test_v3_2_enum_and_semantic_types():
         "priority/allowed_values": [1, 2, 3],
         "country_code/allowed_values": ["US", "FR", "CA", "MX"],
     }
+    deprecated = load_contract(_file("schema__deprecated.odcs.yaml"))
+    assert [c.name for c in deprecated.columns if c.deprecated] == ["category_id"]
+    assert deprecated.metadata["odcs"]["deprecated"] is True
+    assert load_contract(export_odcs(deprecated)).column("category_id").deprecated
     measures = load_contract(_file("schema__measures-and-dimensions.odcs.yaml"))
     # dimensions and measures are computed by transformLogic: not columns of the data
     assert [c.name for c in measures.columns] == ["turnover_ts", "order_id", "turnover_euros", "country_code"]

@@ -158,7 +158,8 @@ def export_odcs(contract: Contract) -> str:
         refuse("references", None, "references (other datasets) have no ODCS form that runs them")
     if contract.enforcement != Enforcement():
         refuse("enforcement", None, "non-default enforcement has no ODCS form")
-    odcs_meta = contract.metadata.get("odcs") if isinstance(contract.metadata.get("odcs"), dict) else {}
+    found = contract.metadata.get("odcs")
+    odcs_meta: dict[str, Any] = found if isinstance(found, dict) else {}
     doc: dict[str, Any] = {
         "apiVersion": "v3.1.0",
         "kind": "DataContract",
@@ -230,8 +231,10 @@ def _property(column: Column, refuse: Any) -> dict[str, Any]:
         prop["description"] = column.description
     if column.tags:
         prop["tags"] = list(column.tags)
-    if column.deprecated or column.renamed_from:
-        refuse(f"columns[{column.name}]", None, "deprecation and renames have no ODCS form")
+    if column.deprecated:
+        prop["deprecated"] = True  # ODCS v3.2
+    if column.deprecated_by or column.sunset or column.renamed_from:
+        refuse(f"columns[{column.name}]", None, "deprecated_by, sunset and renamed_from have no ODCS form")
     rules = [_rule(c, refuse) for c in column.checks]
     # Constraints beyond not-null/unique travel as our own checks under their fixed names.
     rules += [_rule(c, refuse, name=key) for key, c in ids.items() if key not in ("not_null", "unique")]

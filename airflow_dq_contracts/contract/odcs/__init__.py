@@ -65,6 +65,7 @@ OBJECT_KEYS = (
     "properties",
     "quality",
     "relationships",
+    "deprecated",  # v3.2: kept in metadata.odcs (the object is still checked while it exists)
 )
 LATENCY = ("latency", "freshness")
 SEMANTIC = ("measure", "dimension")
@@ -446,6 +447,8 @@ def _sla_elements_exist(found: Found, data: dict, objects: list[CompiledObject])
 
 def _metadata(data: dict, raw: dict, notes: list[str], docs: list[dict], sla_docs: list[dict]) -> dict[str, Any]:
     odcs: dict[str, Any] = {"apiVersion": str(data.get("apiVersion")).strip(), "object": raw.get("name")}
+    if raw.get("deprecated") is True:
+        odcs["deprecated"] = True
     for key in ("id", "status", "dataProduct", "tenant"):
         if isinstance(data.get(key), (str, int)) and not isinstance(data.get(key), bool):
             odcs[key] = data[key]

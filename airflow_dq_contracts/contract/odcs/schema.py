@@ -67,6 +67,7 @@ PROPERTY_KEYS = ELEMENT_KEYS + (
     "properties",
     "items",
     "enum",  # v3.2
+    "deprecated",  # v3.2
     "semanticType",  # v3.2
     "map",  # v3.2: the key and value types of a map (documentation beyond the column's type)
 )
@@ -169,6 +170,8 @@ def compile_property(found: Found, prop: dict, path: Path) -> tuple[dict[str, An
             found.refuse(path + (key,), f"'{key}' must be true or false, got {value!r}")
         elif value:
             column[target] = target != "nullable"
+    if prop.get("deprecated") is True:
+        column["deprecated"] = True  # on its way out: may be absent, its constraints are not compiled
     if "enum" in prop:
         values = _enum_values(found, prop["enum"], path + ("enum",))
         if values:
