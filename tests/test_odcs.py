@@ -59,6 +59,7 @@ REFUSED = {
         "schema[0].properties[2].map.value.logicalTypeOptions",
         "schema[0].properties[3].map.value.properties[0].required",
     ],
+    "all__full-example-v3.0.0.odcs.yaml": ["schema[0].quality[0].rule"],  # countCheck: no bound to check
     "quality__column-custom.odcs.yaml": [  # engine: soda
         "schema[0].properties[0].quality[0].engine",
         "schema[0].properties[0].quality[1].engine",
@@ -140,6 +141,15 @@ def test_v3_2_enum_and_semantic_types():
     # dimensions and measures are computed by transformLogic: not columns of the data
     assert [c.name for c in measures.columns] == ["turnover_ts", "order_id", "turnover_euros", "country_code"]
     assert sum("semanticType measure" in n for n in measures.metadata["odcs"]["notes"]) == 3
+
+
+def test_v3_0_full_example_partial():
+    result = import_odcs(_file("all__full-example-v3.0.0.odcs.yaml"), partial=True)
+    contract = load_contract(result.contracts["tbl"])
+    assert contract.owner == "daustin"  # v3.0 team: the member whose role is Owner
+    nulls = contract.column("rcvr_cntry_code").checks[0]  # rule: nullCheck, no operator → no NULL
+    assert (nulls.type, nulls.validator.kind, nulls.validator.low) == ("missing", "equals", 0)
+    assert any("nullCheck" in note for note in result.notes)
 
 
 def test_quality_examples_spot_checks():

@@ -52,7 +52,13 @@ OPERATORS = (
 )
 METRICS = ("nullValues", "missingValues", "invalidValues", "duplicateValues", "rowCount")
 # ODCS v3.0's library ``rule`` names, read as the v3.1 metric they became.
-RULE_ALIASES = {"duplicateCount": "duplicateValues", "rowCount": "rowCount", **{m: m for m in METRICS}}
+RULE_ALIASES = {
+    "duplicateCount": "duplicateValues",
+    "nullCheck": "nullValues",
+    "rowCount": "rowCount",
+    **{m: m for m in METRICS},
+}
+NULL_CHECK_NOTE = "v3.0 rule nullCheck without an operator read as nullValues mustBe 0 (no NULL)"
 # Keys that describe or schedule a rule without changing what it asserts (Airflow schedules the run).
 DOC_KEYS = (
     "id",
@@ -246,6 +252,9 @@ def _library(found: Found, rule: dict, path: Path, scope: Scope) -> tuple[dict, 
     if metric is None:
         found.refuse(path + (key,), f"unknown library metric {raw!r}; known: {', '.join(METRICS)}")
         return None
+    if raw == "nullCheck" and not any(op in rule for op in OPERATORS):
+        rule = {**rule, "mustBe": 0}  # the v3.0 check's own meaning: the column has no NULL
+        scope.notes.append(f"{format_path(path)}: {NULL_CHECK_NOTE}")
     unit = rule.get("unit", "rows")
     if unit not in ("rows", "percent"):
         found.refuse(path + ("unit",), f"unit must be rows or percent, got {unit!r}")
