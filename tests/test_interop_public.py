@@ -235,3 +235,13 @@ def test_the_json_fast_path_reads_what_the_yaml_reader_reads():
     # not plain JSON (a duplicate key): left to the YAML reader, which names it at its line
     assert _located_json('{"a": 1,\n "a": 2}', "dup.json") is None
     assert Source.parse('{"a": 1,\n "a": 2}', "dup.json").issues[0].line == 2
+
+
+def test_dataplex_public_file_with_a_misspelt_key_is_refused_or_partially_imported():
+    path = os.path.join(PUBLIC, "dataplex_refused", os.listdir(os.path.join(PUBLIC, "dataplex_refused"))[0])
+    with pytest.raises(ContractValidationError) as err:
+        import_dataplex_result([Source.read(path)], table="shop.orders")
+    assert [(i.line, i.path) for i in err.value.issues] == [(19, "rules[0].decription")]
+    result = import_dataplex_result([Source.read(path)], table="shop.orders", partial=True)
+    (check,) = parse_contract(next(iter(result.contracts.values()))).all_checks()
+    assert (check.name, check.type, check.params["condition"]) == ("MY RULE", "table_condition", "COUNT(*) > 0")
