@@ -325,11 +325,15 @@ def test_refusals_are_located_in_the_odcs_file(body, where):
     assert any(where in issue for issue in _refusal(body)), _refusal(body)
 
 
-def test_unsupported_api_version_and_object_selection():
+def test_unsupported_api_version_and_object_selection(tmp_path):
     with pytest.raises(ContractValidationError, match="apiVersion 'v2.2.2' is not supported"):
         load_contract("apiVersion: v2.2.2\nkind: DataContract\nschema: []\n")
     for version in ("v3.0.0", "v3.0.2", "v3.1.0"):
         assert load_contract(f"apiVersion: {version}\nkind: DataContract\nschema: [{{name: t}}]\n").name == "t"
+    native = tmp_path / "native.yaml"
+    native.write_text("name: t\n")
+    with pytest.raises(ContractValidationError, match="#t selects an object of an ODCS document"):
+        load_contract(f"{native}#t")
     with pytest.raises(ContractValidationError, match="no object 'nope'; objects: tbl, receivers"):
         load_contract(_file("all__full-example.odcs.yaml") + "#nope")
 

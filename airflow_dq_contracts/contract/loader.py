@@ -170,6 +170,9 @@ def parse_contract(
 def _document(data: Any, smap: SourceMap, duplicates: list, policy: dict | None, odcs_object: str | None) -> Contract:
     """A contract document, or an ODCS v3 one compiled to it first (errors located in the ODCS file)."""
     if not odcs.is_odcs(data):
+        if odcs_object is not None:
+            message = f"#{odcs_object} selects an object of an ODCS document; this is not one"
+            raise ContractValidationError([ValidationIssue(smap.file, None, "", message)])
         return _build(data, smap, duplicates, policy)
     compiled = odcs.load_odcs(data, smap, duplicates, odcs_object)
     try:
