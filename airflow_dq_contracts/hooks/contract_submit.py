@@ -100,7 +100,7 @@ class ContractSubmitHook(SparkSubmitHook):
         spark-submit's process only, their Spark conf (no secrets) under ``conf``.
     :param s3: whether a location of the run is on S3, so the job needs the ``s3a`` filesystem's jars
         (``hadoop-aws`` with the AWS SDK modules, :func:`~airflow_dq_contracts.runtime.jars.s3_jars`);
-        default: when ``storage`` is an S3 connection.
+        they are added too whenever ``storage`` is an S3 connection.
     :param kwargs: any other ``SparkSubmitHook`` argument (``driver_memory``, ``executor_cores``,
         ``num_executors``, ``deploy_mode``, ``verbose``, ``post_submit_commands``…).
 
@@ -188,7 +188,7 @@ class ContractSubmitHook(SparkSubmitHook):
         self._pending_packages = package_list
         # The s3a filesystem's jars (hadoop-aws + the AWS SDK modules it needs) when a location is on S3
         # (the operator says so) or the storage connection is an S3 one; resolved with the packages.
-        self._with_s3 = bool(s3) if s3 is not None else bool(storage is not None and storage.s3 is not None)
+        self._with_s3 = bool(s3) or bool(storage is not None and storage.s3 is not None)
         # The connection is resolved by the parent's __init__; only now do we know the master and
         # deploy mode the defaults depend on. User conf always wins.
         merged = {**self._default_conf(user_conf, warehouse), **user_conf}
