@@ -406,11 +406,11 @@ def export_datahub_report(
     pairs = _between_pairs(checks)
     for check in checks:
         if id(check) in pairs:
-            if pairs[id(check)] is None:
+            high_check = pairs[id(check)]
+            if high_check is None:
                 continue  # the (max) half of a pair: exported with its (min) half
-            low_check, high_check = check, pairs[id(check)]
-            assertion = exporter.assertions(low_check)
-            assertion["description"] = low_check.name[: -len(" (min)")]
+            assertion = exporter.assertions(check)
+            assertion["description"] = check.name[: -len(" (min)")]
             low, high = assertion["condition"]["value"], exporter.assertions(high_check)["condition"]["value"]
             assertion["condition"] = {"type": "between", "min": low, "max": high}
             assertions.append(assertion)
