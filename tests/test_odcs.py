@@ -386,6 +386,8 @@ def test_round_trip_odcs_import_export_import(obj):
     second = load_contract(export_odcs(first))
     assert _meaning(second) == _meaning(first)
     assert (second.sla, second.owner, second.version) == (first.sla, first.owner, first.version)
+    if obj == "tbl":  # the ODCS dimension goes back as the rule's dimension
+        assert "dimension: completeness" in export_odcs(first)
 
 
 def test_export_refuses_what_odcs_cannot_carry():

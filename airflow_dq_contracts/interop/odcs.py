@@ -338,11 +338,22 @@ def _library(check: Check) -> dict[str, Any] | None:
     if percent:
         rule["unit"] = "percent"
     rule["severity"] = check.severity
-    if check.tags:
-        rule["tags"] = list(check.tags)
+    rule.update(_dimension_and_tags(check.tags))
     if check.description:
         rule["description"] = check.description
     return rule
+
+
+DIMENSIONS = ("accuracy", "completeness", "conformity", "consistency", "coverage", "timeliness", "uniqueness")
+
+
+def _dimension_and_tags(tags: tuple[str, ...]) -> dict[str, Any]:
+    """A first tag that is an ODCS dimension as ``dimension`` (the import reads it back as that tag)."""
+    if not tags:
+        return {}
+    if tags[0] in DIMENSIONS:
+        return {"dimension": tags[0], **({"tags": list(tags[1:])} if tags[1:] else {})}
+    return {"tags": list(tags)}
 
 
 def repr_scaled(value: float | None, scale: int) -> str:
