@@ -245,3 +245,19 @@ def test_dataplex_public_file_with_a_misspelt_key_is_refused_or_partially_import
     result = import_dataplex_result([Source.read(path)], table="shop.orders", partial=True)
     (check,) = parse_contract(next(iter(result.contracts.values()))).all_checks()
     assert (check.name, check.type, check.params["condition"]) == ("MY RULE", "table_condition", "COUNT(*) > 0")
+
+
+def test_datahub_partial_imports_what_maps_and_lists_the_rest(tmp_path, capsys):
+    path = tmp_path / "a.yaml"
+    path.write_text(
+        f"version: 1\nassertions:\n"
+        f"  - {{entity: '{URN}', type: volume, condition: {{type: greater_than, value: 10}}}}\n"
+        f"  - {{entity: '{URN}', type: field, field: a, metric: modes, condition: {{type: equal_to, value: 1}}}}\n"
+    )
+    assert cli_main(["import", "datahub", str(path)]) == 1
+    assert capsys.readouterr().out == ""
+    assert cli_main(["import", "datahub", str(path), "--partial"]) == 3
+    out, err = capsys.readouterr()
+    assert f"refused: {path}:4: assertions[1].metric: unknown field metric 'modes'" in err
+    (check,) = parse_contract(out).all_checks()
+    assert (check.type, check.validator.low) == ("num_rows", 11)
