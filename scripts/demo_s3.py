@@ -84,6 +84,10 @@ def run_on_s3(
     import orders_data
 
     data = work / "s3"
+    dags = work / "s3_dags"
+    # dag.test() runs only a DAG of the dags folder (serialised from there): this demo's own folder,
+    # set before anything imports Airflow (which reads its configuration once).
+    os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(dags)
     shutil.rmtree(data, ignore_errors=True)
     for name in S3_ENV_NAMES:  # the connection, and only it, carries the credentials
         os.environ.pop(name, None)
@@ -111,7 +115,6 @@ def run_on_s3(
                 partition_by=["order_date"],
                 storage_options=options,
             )
-        dags = work / "s3_dags"
         dags.mkdir(parents=True, exist_ok=True)
         (dags / f"{DAG_ID}.py").write_text(
             DAG_SOURCE.format(lake=lake, dag_id=DAG_ID, conn=CONN_ID, contract=str(CONTRACT), day=day.isoformat())
