@@ -82,7 +82,7 @@ from airflow_dq_contracts.operators.contract_suite import check_suite_arguments,
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
 from airflow_dq_contracts.results import DECISION_GATE, CheckResult, ContractResult, make_run_id
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, normalise_reference_time
-from airflow_dq_contracts.runtime.storage import needs_s3
+from airflow_dq_contracts.runtime.storage import mentions_s3, needs_s3
 from airflow_dq_contracts.store import catalog_names
 from airflow_dq_contracts.store.delta import StoreError, is_path, resolve_location
 from airflow_dq_contracts.store.results_store import count_run_rows, read_results
@@ -604,6 +604,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         spec = self.run_spec(context, contract, text, warehouse)
         assert spec.run_id is not None and spec.results_table is not None  # set by run_spec
         self.resolve_storage(spec.input_path, spec.results_table, spec.quarantine_table, spec.valid_table)
+        self._on_s3 = self._on_s3 or mentions_s3(spec)  # a reference table on S3 needs the s3a jars too
         run_id, results_table, dataset = spec.run_id, spec.results_table, spec.dataset or ""
         # Contracts up to max_inline_contract_bytes travel inline, larger ones as a shipped file.
         arguments, files = spec.job_arguments(
