@@ -132,8 +132,8 @@ def _key(record) -> str:
     return f"{record.column}/{record.check_name}" if record.column else record.check_name
 
 
-def _compare(spark, contract, path: str, run_filter: str | None = None) -> dict[str, str]:
-    """Statistics on vs off: every result equal; returns check → evaluated_from of the statistics run."""
+def _compare(spark, contract, path: str, run_filter: str | None = None) -> tuple[dict[str, str], object]:
+    """Statistics on vs off: every result equal; returns (check → evaluated_from, the statistics run's result)."""
     on, ev = _evaluate(spark, contract, path, run_filter)
     off, _ = _evaluate(spark, contract, path, run_filter, statistics=False)
     assert {r.evaluated_from for r in off.checks} == {"scan"}
@@ -143,7 +143,7 @@ def _compare(spark, contract, path: str, run_filter: str | None = None) -> dict[
         assert {f: getattr(a, f) for f in fields} == {f: getattr(b, f) for f in fields}, a.check_id
     assert on.row_count == off.row_count and on.decision == off.decision
     # (the implicit schema checks read the schema only: asserted in the no-scan test)
-    return {_key(r): r.evaluated_from for r in on.checks if r.check_type != "schema"}
+    return {_key(r): r.evaluated_from for r in on.checks if r.check_type != "schema"}, on
 
 
 def _expected(rows: list[tuple]) -> dict[str, float]:
@@ -179,10 +179,9 @@ def test_a_table_with_statistics_everywhere(spark, tmp_path):
     rows = _rows()
     _create(spark, path, rows)
     contract = load_contract(_contract())
-    sources = _compare(spark, contract, path)
+    sources, result = _compare(spark, contract, path)
     assert {k for k, v in sources.items() if v == "statistics"} == FROM_LOG
     assert {k for k, v in sources.items() if v == "scan"} == set(SCANNED)
-    result, ev = _evaluate(spark, contract, path)
     _assert_expected(result, rows)
     # The contract's own switch: every check scanned.
     off, _ = _evaluate(spark, load_contract({**_contract(), "enforcement": {"statistics": "off"}}), path)
@@ -206,7 +205,7 @@ def test_deletion_vectors_and_a_renamed_column(spark, tmp_path):
     assert any("deletionVector" in entry.read_text() for entry in sorted(log_dir.glob("*.json")))
     live = [r for r in rows if r[0] % 7]
     contract = load_contract(_contract("quantity"))
-    sources = _compare(spark, contract, path)
+    sources, result = _compare(spark, contract, path)
     # Row counts subtract the deleted rows; NULL counts are exact only where a file's count is 0 or all rows.
     assert sources["rows"] == "statistics"
     assert sources["days"] == "statistics"  # partition values are exact
@@ -216,7 +215,6 @@ def test_deletion_vectors_and_a_renamed_column(spark, tmp_path):
     # Bounds of files with deletion vectors are not tight: min/max are scanned.
     for key in ("id/id_min", "id/id_max", "price/price_min", "ts/ts_max", "fresh"):
         assert sources[key] == "scan", key
-    result, _ = _evaluate(spark, contract, path)
     expected = _expected(live)
     by_key = {_key(r).replace("quantity", "qty"): r for r in result.checks}
     for key in ("rows", "id/id_max", "qty/qty_missing", "qty/qty_count", "fresh", "days", "opt/opt_missing"):
@@ -233,11 +231,10 @@ def test_files_written_without_statistics_fall_back_to_the_scan(spark, tmp_path)
     finally:
         spark.conf.unset("spark.databricks.delta.stats.collect")
     contract = load_contract(_contract())
-    sources = _compare(spark, contract, path)
+    sources, result = _compare(spark, contract, path)
     assert sources["days"] == "scan"  # no numRecords: a file's live rows are unknown
     # Only the partition column's extremes: partition values are in the log whatever the statistics.
     assert {k for k, v in sources.items() if v == "statistics"} == {"day/day_min", "day/day_max", "fresh_day"}
-    result, _ = _evaluate(spark, contract, path)
     _assert_expected(result, rows)
 
 
@@ -248,15 +245,13 @@ def test_partition_filters_and_data_filters(spark, tmp_path):
     contract = load_contract(_contract())
     # A pure partition predicate: pruned files exactly, answered from the log.
     scoped = "day >= '2024-03-08'"
-    sources = _compare(spark, contract, path, scoped)
+    sources, result = _compare(spark, contract, path, scoped)
     assert {k for k, v in sources.items() if v == "statistics"} == FROM_LOG
-    result, _ = _evaluate(spark, contract, path, scoped)
     _assert_expected(result, [r for r in rows if r[7] >= dt.date(2024, 3, 8)])
     # Mixed with a data predicate: the log cannot prune exactly, so everything is scanned.
     mixed = "day >= '2024-03-08' AND qty > 10"
-    sources = _compare(spark, contract, path, mixed)
+    sources, result = _compare(spark, contract, path, mixed)
     assert set(sources.values()) == {"scan"}
-    result, _ = _evaluate(spark, contract, path, mixed)
     _assert_expected(result, [r for r in rows if r[7] >= dt.date(2024, 3, 8) and r[1] is not None and r[1] > 10])
 
 
