@@ -411,8 +411,8 @@ class SuiteSpec:
     crosses spark-submit through the same ``--spec``/``--spec-file`` option as one spec, and
     :func:`read_document` tells the two apart.
 
-    >>> suite = SuiteSpec((RunSpec(contract_text="name: a\n", input_path="/a", run_id="r-a"),
-    ...                    RunSpec(contract_text="name: b\n", input_path="/b", run_id="r-b")))
+    >>> suite = SuiteSpec((RunSpec(contract_text="name: a\\n", input_path="/a", run_id="r-a"),
+    ...                    RunSpec(contract_text="name: b\\n", input_path="/b", run_id="r-b")))
     >>> read_document(suite.to_json()) == suite
     True
     >>> SuiteSpec((RunSpec(run_id="r"), RunSpec(run_id="r")))
