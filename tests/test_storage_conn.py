@@ -14,6 +14,7 @@ from airflow_fixtures import airflow_db, install_dag, run_dag  # noqa: F401
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -377,9 +378,12 @@ def test_cluster_deploy_mode_refuses_keys_but_takes_a_keyless_connection(monkeyp
 
 
 @pytest.mark.spark
-def test_a_real_spark_submit_has_the_secret_in_its_environment_and_in_no_process_command_line(tmp_path):
+def test_a_real_spark_submit_has_the_secret_in_its_environment_and_in_no_process_command_line(tmp_path, monkeypatch):
     """The application runs while spark-submit's JVM and the Python driver are alive: it reads its own
-    environment and every process's /proc/<pid>/cmdline (ps's view) for the secret."""
+    environment and every process's /proc/<pid>/cmdline (ps's view) for the secret. The worker process
+    had opened a Spark Connect session before (PySpark's marker in its environment): spark-submit's
+    driver must not inherit it, and the worker keeps it."""
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")
     app = tmp_path / "look.py"
     app.write_text(
         textwrap.dedent(f"""
@@ -394,6 +398,7 @@ def test_a_real_spark_submit_has_the_secret_in_its_environment_and_in_no_process
                 except OSError:
                     pass
             print("LOOK " + json.dumps({{"env": os.environ.get("AWS_SECRET_ACCESS_KEY") == secret,
+                                         "connect_mode": "SPARK_CONNECT_MODE_ENABLED" in os.environ,
                                          "argv_pids": seen, "processes_seen": len(os.listdir("/proc"))}}))
         """)
     )
@@ -417,6 +422,8 @@ def test_a_real_spark_submit_has_the_secret_in_its_environment_and_in_no_process
     assert found, "".join(lines[-20:])
     assert found[0]["env"] is True
     assert found[0]["argv_pids"] == []
+    assert found[0]["connect_mode"] is False
+    assert os.environ.get("SPARK_CONNECT_MODE_ENABLED") == "1"
     assert not any(SECRET in line for line in lines)
 
 

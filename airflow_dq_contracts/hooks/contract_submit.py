@@ -40,6 +40,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -63,6 +64,24 @@ from airflow_dq_contracts.runtime import jars as jar_resolution
 from airflow_dq_contracts.runtime import jvm_archive, spark_config
 from airflow_dq_contracts.runtime.connections import StorageCredentials
 from airflow_dq_contracts.version_compat import AirflowException
+
+#: What a process that opened a Spark Connect session (PySpark sets ``SPARK_CONNECT_MODE_ENABLED`` in its
+#: own environment) or ran a PySpark driver leaves behind. PySpark tests these for presence, so a
+#: spark-submit started later from the same worker must not inherit them: its driver would turn into a
+#: Connect client (or look for another process's gateway). Also what the Connect transport's job drops.
+CONNECT_LEFTOVER_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "PYSPARK_GATEWAY_PORT")
+
+
+@contextlib.contextmanager
+def without_connect_leftovers() -> Iterator[None]:
+    """``os.environ`` without :data:`CONNECT_LEFTOVER_ENV` while spark-submit is started (SparkSubmitHook
+    builds the child's environment from ``os.environ`` itself); restored afterwards. A no-op when none is set."""
+    saved = {name: os.environ.pop(name) for name in CONNECT_LEFTOVER_ENV if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
 
 # Spark prints ~1,000 INFO lines per run into the task log otherwise; WARN keeps the job's own
 # progress lines readable. Users override it through spark_conf.
@@ -373,7 +392,8 @@ class ContractSubmitHook(SparkSubmitHook):
         :raises AirflowException: spark-submit failed (``SparkSubmitHook.submit``).
         """
         self._refuse_if_killed()
-        self.submit(application=application, **self._popen_kwargs())
+        with without_connect_leftovers():
+            self.submit(application=application, **self._popen_kwargs())
 
     def submit_job(self) -> dict[str, Any] | None:
         """Run the job; return its completion payload (None when the job could not report one).

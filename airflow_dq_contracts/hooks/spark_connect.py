@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from airflow_dq_contracts.hooks.contract_submit import ContractSubmitHook
+from airflow_dq_contracts.hooks.contract_submit import CONNECT_LEFTOVER_ENV, ContractSubmitHook
 from airflow_dq_contracts.hooks.errors import ContractJobError
 from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.version_compat import AirflowException, BaseHook, mask_secret, reap_process_group
@@ -66,7 +66,7 @@ TOKEN_ENV = "DQ_CONTRACTS_CONNECT_TOKEN"
 #: Seconds between SIGTERM (the job interrupts its server-side operations) and SIGKILL.
 KILL_GRACE_SECONDS = 20
 # Variables a Connect client (or an earlier spark-submit) leaves that must not steer the job's process.
-_INHERITED = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "PYSPARK_GATEWAY_PORT")
+_INHERITED = CONNECT_LEFTOVER_ENV
 
 
 class ConnectTarget:
