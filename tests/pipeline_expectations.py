@@ -84,3 +84,22 @@ def expected_day(outcome: str, day: dt.date) -> list[dict[str, Any]]:
     """The rows of ``day`` that the example producer writes for ``outcome`` (pass, quarantine, gate)."""
     rows = orders_data.generate_orders(orders_data.spec_for(outcome, day))
     return [r for r in rows if r["order_date"] == day]
+
+
+def asset_events(dag_id: str, run_id: str) -> list[dict[str, Any]]:
+    """The asset events a DAG run recorded, as Airflow's metadata database holds them (oldest first)."""
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        rows = session.execute(
+            select(AssetEvent, AssetModel.uri)
+            .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+            .where(AssetEvent.source_dag_id == dag_id, AssetEvent.source_run_id == run_id)
+            .order_by(AssetEvent.source_map_index, AssetEvent.id)
+        ).all()
+        return [
+            {"uri": uri, "task_id": e.source_task_id, "map_index": e.source_map_index, "extra": dict(e.extra)}
+            for e, uri in rows
+        ]

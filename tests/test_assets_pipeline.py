@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline_expectations import delta_rows, expected_day, interval, iso_z
+from pipeline_expectations import asset_events, delta_rows, expected_day, interval, iso_z
 
 from airflow_dq_contracts.results import make_run_id
 
@@ -62,25 +62,6 @@ def _load(dag_id: str):
     bag = DagBag(dag_folder=str(DAGS_FOLDER / f"{dag_id}.py"), include_examples=False)
     assert not bag.import_errors, bag.import_errors
     return bag.dags[dag_id]
-
-
-def asset_events(dag_id: str, run_id: str) -> list[dict[str, Any]]:
-    """The asset events a DAG run recorded, as Airflow's metadata database holds them (oldest first)."""
-    from airflow.models.asset import AssetEvent, AssetModel
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
-
-    with create_session() as session:
-        rows = session.execute(
-            select(AssetEvent, AssetModel.uri)
-            .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
-            .where(AssetEvent.source_dag_id == dag_id, AssetEvent.source_run_id == run_id)
-            .order_by(AssetEvent.source_map_index, AssetEvent.id)
-        ).all()
-        return [
-            {"uri": uri, "task_id": e.source_task_id, "map_index": e.source_map_index, "extra": dict(e.extra)}
-            for e, uri in rows
-        ]
 
 
 def _score(rows: list[dict[str, Any]]) -> float:

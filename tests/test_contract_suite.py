@@ -36,7 +36,13 @@ from typing import Any
 import pytest
 import yaml
 from engine_fixtures import expected_for, verdict
-from pipeline_expectations import assert_xcom_equals_results_table, decision_by_hand, delta_rows, interval
+from pipeline_expectations import (
+    assert_xcom_equals_results_table,
+    asset_events,
+    decision_by_hand,
+    delta_rows,
+    interval,
+)
 
 from airflow_dq_contracts.results import make_run_id
 from airflow_dq_contracts.runspec import RunSpec, RunSpecError, SuiteSpec, read_document
@@ -407,7 +413,9 @@ DAG_SOURCE = """
 import datetime as dt
 from airflow.sdk import DAG
 from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.sdk import Asset
 from airflow_dq_contracts.operators import ContractBranchOperator, ContractCheckOperator
+from airflow_dq_contracts.operators.assets import contract_asset
 
 with DAG("dq_suite", schedule=None, start_date=dt.datetime(2024, 1, 1), catchup=False) as dag:
     check = ContractCheckOperator(
@@ -415,6 +423,8 @@ with DAG("dq_suite", schedule=None, start_date=dt.datetime(2024, 1, 1), catchup=
         contract={contracts!r},
         valid_table={valid!r},
         fail_on_gate=False,
+        # one contract's valid table (its own verdict) and an asset of the whole task (the combined one)
+        outlets=[contract_asset({orders_valid!r}), Asset("x-dq-test://suite")],
     )
     route = ContractBranchOperator(
         task_id="route", check_task_id="check_all",
@@ -450,7 +460,10 @@ def test_three_contracts_in_one_task_retry_and_branch(suite_env, monkeypatch):
         for n, (checks, rows) in plans.items()
     ]
     texts.append(yaml.safe_dump(contract_doc("landing_refunds", str(suite_env / "in" / "refunds"), PAYMENTS_CHECKS)))
-    dag = install_dag(DAG_SOURCE.format(contracts=texts, valid=str(warehouse / "valid" / "{contract}")))
+    orders_valid = str(warehouse / "valid" / "landing_orders")
+    dag = install_dag(
+        DAG_SOURCE.format(contracts=texts, valid=str(warehouse / "valid" / "{contract}"), orders_valid=orders_valid)
+    )
 
     calls: list[int] = []
     failures: list[str] = []  # what an attempt raised, to say why if the states are not the expected ones
@@ -510,6 +523,21 @@ def test_three_contracts_in_one_task_retry_and_branch(suite_env, monkeypatch):
         assert sorted(r["rid"] for r in valid) == sorted(r["rid"] for r in rows if r["rid"] not in bad)
         assert entry["row_count"] == len(rows) and (entry["quarantine"] or {}).get("rows", 0) == len(bad)
     assert by_name["landing_orders"]["decision"] == "quarantine" and by_name["landing_payments"]["decision"] == "pass"
+
+    # Every event of the task carries a verdict (#25): the orders' valid table its own contract's, the
+    # task's asset the combined one with each contract's inside; one event each (the failed try recorded none).
+    events = {e["uri"]: e["extra"] for e in asset_events("dq_suite", dag_run.run_id)}
+    assert set(events) == {Path(orders_valid).as_uri(), "x-dq-test://suite"}
+    own = events[Path(orders_valid).as_uri()]["airflow_dq_contracts.verdict"]
+    orders_rows = delta_rows(warehouse / "dq_results", "run_id", by_name["landing_orders"]["run_id"])
+    assert own["contract"]["name"] == "landing_orders" and own["decision"] == decision_by_hand(orders_rows)
+    assert own["counts"]["failed"] == sum(1 for r in orders_rows if r["status"] == "failed")
+    assert own["counts"]["total"] == len(orders_rows)
+    combined = events["x-dq-test://suite"]["airflow_dq_contracts.verdict"]
+    assert combined["decision"] == "gate" and combined["run_id"] == task_run_id
+    assert [v["contract"]["name"] for v in combined["contracts"]] == [e["contract"]["name"] for e in suite["contracts"]]
+    assert [v["decision"] for v in combined["contracts"]] == ["quarantine", "pass", "gate"]
+    assert events["x-dq-test://suite"]["airflow.dataquality.result"]["ruleset"] == "+".join(suite["decisions"])
 
     # Without the contract that had no input, the same summary routes to quarantine.
     branch = ContractBranchOperator(task_id="route_rest", check_task_id="check_all")

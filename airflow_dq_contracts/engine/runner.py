@@ -34,6 +34,7 @@ from airflow_dq_contracts.contract.model import Contract, Reference
 from airflow_dq_contracts.results import ContractResult, make_run_id
 from airflow_dq_contracts.runspec import RunSpec, RunSpecError, dataset_source
 from airflow_dq_contracts.runtime.storage import S3Settings, is_s3, spark_location
+from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.delta import open_table
 from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 
@@ -434,7 +435,8 @@ def run_contract(
 def _statistics_source(contract: Contract, spec: RunSpec) -> StatisticsSource | None:
     """The Delta path input whose log may answer checks before the scan (``engine/statistics_first.py``)."""
     path, name, fmt, _ = _source(contract, spec.input_path, spec.input_format, spec.table)
-    if fmt != "delta" or not path or name:
+    if fmt != "delta" or not path or name or spark_remote.remote_client():
+        # (On Spark Connect a path is the server's: this process may not see its files, so Spark scans.)
         return None
     # On S3 the log is read with the same credentials the job's Spark uses (the standard environment).
     return StatisticsSource(path, S3Settings.from_env().delta_options() if is_s3(path) else None)

@@ -345,6 +345,83 @@ class ContractAssetsMixin:
                 ", ".join(getattr(o, "uri", None) or getattr(o, "name", None) or str(o) for o in targets),
             )
 
+    def emit_suite_verdict(
+        self, context: Context, combined: Mapping[str, Any], reported: Mapping[Any, Any], warehouse: str | None = None
+    ) -> None:
+        """For a task given several contracts: every outlet's event carries a verdict too. An outlet that is
+        one contract's valid table or dataset gets that contract's verdict; any other gets the combined one
+        (:func:`suite_verdict_summary`; each contract's own verdict under ``contracts``)."""
+        targets = [o for o in (self.outlets or []) if not isinstance(o, AssetAlias)]
+        if not targets:
+            return
+        ti = context["ti"]
+        airflow = {
+            "dag_id": ti.dag_id,
+            "run_id": ti.run_id,
+            "task_id": ti.task_id,
+            "map_index": getattr(ti, "map_index", -1),
+        }
+        members = [m for m in combined.get("contracts") or [] if isinstance(m, Mapping)]
+
+        def extra_of(summary: Mapping[str, Any]) -> dict[str, Any]:
+            version = (reported.get(str(summary.get("run_id"))) or {}).get("results_version")
+            return verdict_extra(
+                summary, results_version=version if isinstance(version, int) else None, airflow=airflow
+            )
+
+        own: dict[str, dict[str, Any]] = {}
+        for member in members:
+            for place in ((member.get("valid") or {}).get("table"), member.get("dataset")):
+                if isinstance(place, str) and place:
+                    try:
+                        own.setdefault(asset_uri(place, warehouse), extra_of(member))
+                    except StoreError:
+                        continue
+        suite_extra = verdict_extra(suite_verdict_summary(combined), airflow=airflow)
+        suite_extra[VERDICT_KEY]["contracts"] = [extra_of(m)[VERDICT_KEY] for m in members]
+        json.dumps(suite_extra, allow_nan=False)
+        events = context["outlet_events"]
+        for outlet in targets:
+            events[outlet].extra.update(own.get(str(getattr(outlet, "uri", "") or ""), suite_extra))
+        log = getattr(self, "log", None)
+        if log is not None:
+            log.info(
+                "Asset events carry the verdicts of %d contracts (combined %s) for %s",
+                len(members),
+                str(combined.get("decision")).upper(),
+                ", ".join(getattr(o, "uri", None) or getattr(o, "name", None) or str(o) for o in targets),
+            )
+
+
+def suite_verdict_summary(combined: Mapping[str, Any]) -> dict[str, Any]:
+    """A summary-shaped view of a several-contract task (its XCom value) for :func:`build_verdict`: the
+    combined decision and counts; every contract's checks, their ids prefixed ``<contract>:``.
+
+    >>> combined = {"run_id": "dq-1", "decision": "quarantine", "status": "failed",
+    ...     "counts": {"passed": 1, "failed": 1, "error": 0}, "contracts": [
+    ...     {"contract": {"name": "a"}, "checks": [{"check_id": "x/min", "status": "failed", "severity": "P1"}]},
+    ...     {"contract": {"name": "b"}, "checks": [{"check_id": "y/max", "status": "passed", "severity": "P1"}]}]}
+    >>> v = build_verdict(suite_verdict_summary(combined))
+    >>> v["decision"], v["failed_checks"], v["contract"]["name"], v["counts"]["total"]
+    ('quarantine', ['a:x/min'], 'a+b', 2)
+    """
+    members = [m for m in combined.get("contracts") or [] if isinstance(m, Mapping)]
+    names = [str((m.get("contract") or {}).get("name")) for m in members]
+    checks = [
+        {**check, "check_id": f"{name}:{check.get('check_id')}"}
+        for name, member in zip(names, members)
+        for check in member.get("checks") or []
+        if isinstance(check, Mapping)
+    ]
+    return {
+        "run_id": combined.get("run_id"),
+        "decision": combined.get("decision"),
+        "status": combined.get("status"),
+        "counts": combined.get("counts"),
+        "checks": checks,
+        "contract": {"name": "+".join(names)},
+    }
+
 
 def search_folders(operator: BaseOperator) -> list[Path]:
     """Where a relative contract path is looked up at parse time: the DAG's folder, its template path, cwd."""

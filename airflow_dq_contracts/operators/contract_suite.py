@@ -53,7 +53,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from airflow_dq_contracts.contract import Contract
@@ -102,6 +102,9 @@ class SuiteHost(Protocol):
     ) -> JobHook: ...
     def submit(self, hook: JobHook, what: str) -> dict[str, Any] | None: ...
     def run_report(self, context: Context, summary: dict[str, Any], warehouse: str) -> str | None: ...
+    def emit_suite_verdict(
+        self, context: Context, combined: Mapping[str, Any], reported: Mapping[Any, Any], warehouse: str | None = None
+    ) -> None: ...
 
 
 # --------------------------------------------------------------------------------------- arguments
@@ -332,6 +335,8 @@ def run_suite_task(
     if deciding is not None:  # the extra link: the report of a contract that decided the outcome
         context["ti"].xcom_push(key=REPORT_URL_KEY, value=deciding["report"])
     operator.log.info("%s", describe_suite(combined))
+    # Every asset event of the task carries a verdict (none is recorded when the gate fails the task).
+    operator.emit_suite_verdict(context, combined, entries, warehouse)
     if combined["decision"] == DECISION_GATE and operator.fail_on_gate:
         context["ti"].xcom_push(key="return_value", value=combined)
         errored = [s for s in summaries if s.get("error")]
