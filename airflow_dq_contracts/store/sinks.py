@@ -21,8 +21,9 @@ while other runs' rows are untouched. Readers never see a half-replaced run: the
 append are the same atomic commit.
 
 The results and the registry are a handful of rows per run: a new run's results and the registry
-upsert are committed by delta-rs from the driver (:mod:`~airflow_dq_contracts.store.delta_commits`: local filesystem
-tables of the exact schema only), in milliseconds instead of the seconds a cold JVM spends in Delta's write
+upsert are committed by delta-rs from the driver (:mod:`~airflow_dq_contracts.store.delta_commits`: tables of the exact
+schema on the local filesystem or S3 — on S3 delta-rs is their only writer, its conditional writes
+keep concurrent drivers safe), in milliseconds instead of the seconds a cold JVM spends in Delta's write
 path; Spark's Delta writes them otherwise, and always writes the quarantine and valid rows.
 
 A run's *first* write needs no replacement: when the table certainly holds no row of the run
