@@ -42,6 +42,7 @@ from pipeline_expectations import (
     interval,
 )
 
+from airflow_dq_contracts.engine.connect_session import with_token
 from airflow_dq_contracts.hooks.spark_connect import (
     TOKEN_ENV,
     ContractConnectHook,
@@ -287,6 +288,9 @@ def test_databricks_style_endpoints_get_their_headers_in_the_url():
     builder = DefaultChannelBuilder(target.url)
     assert builder.session_id == session and builder.secure
     assert dict(builder.metadata()) == {"x-databricks-cluster-id": "0123-abc", "x-team": "dq ops"}
+    # The job adds the token (from its environment) to exactly such URLs: PySpark reads it back.
+    for url in (target.url, connect_target("h", 15002).url, connect_target("h", 15002, "ann").url):
+        assert DefaultChannelBuilder(with_token(url, target.token)).token == "dapi-s3cret", url
     with pytest.raises(AirflowException, match="'dbx'.*session_id must be a UUID"):
         connect_target("h", 1, extra={"session_id": "nope"}, conn_id="dbx")
     with pytest.raises(AirflowException, match="'dbx'.*'token' is not a header"):
