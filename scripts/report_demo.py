@@ -178,6 +178,7 @@ def write_demo_tables(
                 "reference_time": at,
                 "expected_min": expected_min,
                 "expected_max": expected_max,
+                "evaluated_from": "statistics" if ctype in ("num_rows", "freshness") else "scan",
             }
             for key, value in values.items():
                 columns[key].append(value)

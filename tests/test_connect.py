@@ -42,11 +42,13 @@ from pipeline_expectations import (
     interval,
 )
 
+from airflow_dq_contracts.engine.connect_session import with_token
 from airflow_dq_contracts.hooks.spark_connect import (
     TOKEN_ENV,
     ContractConnectHook,
     connect_target,
 )
+from airflow_dq_contracts.version_compat import AirflowException
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
 
@@ -269,6 +271,32 @@ def test_the_connection_becomes_a_url_without_its_token():
     assert target.token == "s3cret" and target.connect_timeout == 12.0
     assert "s3cret" not in repr(target)
     assert connect_target("h", None, extra={"token": "t"}).token == "t"  # extra token, as the brief's layout
+
+
+def test_databricks_style_endpoints_get_their_headers_in_the_url():
+    """cluster_id / session_id / user_agent / headers become URL parameters PySpark sends as gRPC metadata."""
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    session = "6f1c2b7e-3d4a-4c5b-9e8f-0a1b2c3d4e5f"
+    target = connect_target(
+        "https://dbc-1.cloud.databricks.com",
+        443,
+        password="dapi-s3cret",
+        extra={"use_ssl": True, "cluster_id": "0123-abc", "session_id": session, "headers": {"X-Team": "dq ops"}},
+    )
+    assert "dapi-s3cret" not in target.url
+    builder = DefaultChannelBuilder(target.url)
+    assert builder.session_id == session and builder.secure
+    assert dict(builder.metadata()) == {"x-databricks-cluster-id": "0123-abc", "x-team": "dq ops"}
+    # The job adds the token (from its environment) to exactly such URLs: PySpark reads it back.
+    for url in (target.url, connect_target("h", 15002).url, connect_target("h", 15002, "ann").url):
+        assert DefaultChannelBuilder(with_token(url, target.token)).token == "dapi-s3cret", url
+    with pytest.raises(AirflowException, match="'dbx'.*session_id must be a UUID"):
+        connect_target("h", 1, extra={"session_id": "nope"}, conn_id="dbx")
+    with pytest.raises(AirflowException, match="'dbx'.*'token' is not a header"):
+        connect_target("h", 1, extra={"headers": {"token": "x"}}, conn_id="dbx")
+    with pytest.raises(AirflowException, match="headers must be a mapping"):
+        connect_target("h", 1, extra={"headers": ["x"]}, conn_id="dbx")
 
 
 def test_the_job_gets_the_token_by_environment_and_no_connect_leftovers(monkeypatch):

@@ -85,7 +85,8 @@ def test_operator_is_silent_without_a_run_or_without_openlineage(monkeypatch):
 
     op = ContractCheckOperator(task_id="t", contract=CONTRACT, input_path="/x")
     assert op.get_openlineage_facets_on_complete(None) is None  # nothing ran yet
-    op._lineage = {"contract": None, "summary": {}, "warehouse": "/w", "table": None, "input_path": "/x", "outputs": []}
+    run = {"contract": None, "summary": {}, "table": None, "input_path": "/x", "outputs": []}
+    op.record_lineage([run], "/w")
     real_import = builtins.__import__
 
     def no_openlineage(name, *args, **kwargs):
@@ -268,14 +269,8 @@ def test_catalog_table_input_is_its_warehouse_location_with_a_symlink(tmp_path):
     }
     op = ContractCheckOperator(task_id="t", contract="name: t\n", table="silver.orders")
     warehouse = str(tmp_path / "wh")
-    op._lineage = {
-        "contract": contract,
-        "summary": summary,
-        "warehouse": warehouse,
-        "table": "silver.orders",
-        "input_path": None,
-        "outputs": ["s3a://lake/dq/results", "silver.quarantine"],
-    }
+    run = {"contract": contract, "summary": summary, "table": "silver.orders", "input_path": None}
+    op.record_lineage([{**run, "outputs": ["s3a://lake/dq/results", "silver.quarantine"]}], warehouse)
     lineage = op.get_openlineage_facets_on_complete(None)
     (dataset,) = lineage.inputs
     from airflow_dq_contracts.store.delta_log import resolve_table_path
@@ -291,4 +286,22 @@ def test_catalog_table_input_is_its_warehouse_location_with_a_symlink(tmp_path):
     assert [(o.namespace, o.name) for o in lineage.outputs] == [
         ("s3://lake", "dq/results"),
         ("file", resolve_table_path("silver.quarantine", warehouse)),
+    ]
+
+    # Several contracts in one task: every checked input with its own facets, each written table once.
+    other = {"contract": contract, "summary": summary, "table": None, "input_path": str(tmp_path / "payments")}
+    op.record_lineage(
+        [
+            {**run, "outputs": ["s3a://lake/dq/results", "silver.quarantine"]},
+            {**other, "outputs": ["s3a://lake/dq/results", str(tmp_path / "q_payments")]},
+        ],
+        warehouse,
+    )
+    both = op.get_openlineage_facets_on_complete(None)
+    assert [(d.namespace, d.name) for d in both.inputs] == [("file", location), ("file", str(tmp_path / "payments"))]
+    assert all(d.facets["dataQualityAssertions"].assertions for d in both.inputs)
+    assert [(o.namespace, o.name) for o in both.outputs] == [
+        ("s3://lake", "dq/results"),
+        ("file", resolve_table_path("silver.quarantine", warehouse)),
+        ("file", str(tmp_path / "q_payments")),
     ]

@@ -221,21 +221,96 @@ def test_deletion_vectors_and_a_renamed_column(spark, tmp_path):
         assert by_key[key].metric_value == pytest.approx(expected[key], rel=1e-12), key
 
 
-def test_files_written_without_statistics_fall_back_to_the_scan(spark, tmp_path):
-    path = str(tmp_path / "nostats")
-    rows = _rows(seed=5)
-    _create(spark, path, rows[:120])
+def _append_without_statistics(spark, path: str, rows: list[tuple]) -> None:
     spark.conf.set("spark.databricks.delta.stats.collect", "false")
     try:
-        spark.createDataFrame(rows[120:], SCHEMA).write.format("delta").mode("append").save(path)
+        spark.createDataFrame(rows, SCHEMA).write.format("delta").mode("append").save(path)
     finally:
         spark.conf.unset("spark.databricks.delta.stats.collect")
+
+
+def test_files_written_without_statistics_fall_back_to_the_scan(spark, tmp_path):
+    """Most of the data without statistics: a read of those files would be the scan, so the scan it is."""
+    path = str(tmp_path / "nostats")
+    rows = _rows(seed=5)
+    _create(spark, path, rows[:60])
+    _append_without_statistics(spark, path, rows[60:])
     contract = load_contract(_contract())
     sources, result = _compare(spark, contract, path)
     assert sources["days"] == "scan"  # no numRecords: a file's live rows are unknown
     # Only the partition column's extremes: partition values are in the log whatever the statistics.
     assert {k for k, v in sources.items() if v == "statistics"} == {"day/day_min", "day/day_max", "fresh_day"}
     _assert_expected(result, rows)
+
+
+def test_a_few_files_without_usable_statistics_are_read_narrowly(spark, tmp_path):
+    """Deletion vectors in one partition, a few files without statistics, a renamed column: the log answers
+    for the other files and one narrow delta-rs read per metric completes it (mergeable metrics)."""
+    path = str(tmp_path / "residual")
+    rows = _rows(count=480, seed=17)
+    _create(
+        spark,
+        path,
+        rows,
+        PROPERTIES + ", 'delta.enableDeletionVectors' = 'true', 'delta.columnMapping.mode' = 'name'",
+    )
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE day = '2024-03-09' AND id % 7 = 0")
+    rng = random.Random(99)
+    # The extremes of id, price and ts, and some NULLs, only in files without statistics.
+    extra = [
+        (
+            999 if i == 0 else 9_999 if i == 1 else 5_000 + i,
+            None if i % 4 == 0 else rng.randrange(0, 50),
+            Decimal("0.01") if i == 2 else Decimal("99999.99") if i == 3 else Decimal(rng.randrange(100, 999)) / 100,
+            dt.datetime(2024, 3, 9, 23, 59, 59, 999_997 - i, UTC),
+            None if i % 3 == 0 else "y" * 40,
+            rng.uniform(-1, 1),
+            i,
+            DAYS[2],
+            i,
+        )
+        for i in range(12)
+    ]
+    _append_without_statistics(spark, path, extra)
+    spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN qty TO quantity")
+    live = [r for r in rows if not (r[7] == DAYS[3] and r[0] % 7 == 0)] + extra
+    assert len(live) < len(rows) + len(extra)
+    contract = load_contract(_contract("quantity"))
+    sources, result = _compare(spark, contract, path)
+    completed = {
+        "rows", "fresh", "fresh_day", "id/id_missing", "id/id_min", "id/id_max", "quantity/qty_missing",
+        "quantity/qty_count", "price/price_min", "price/price_max", "ts/ts_min", "ts/ts_max", "day/day_min",
+        "day/day_max", "name/name_missing", "opt/opt_missing", "opt/opt_max",
+    }  # fmt: skip
+    assert {k for k, v in sources.items() if v == "statistics"} == completed
+    # completeness needs every file's live rows; the rest as on a table with statistics everywhere.
+    assert {k for k, v in sources.items() if v == "scan"} == {"days"} | {
+        k.replace("qty", "quantity") if k.startswith("qty") else k for k in SCANNED
+    }
+    expected = _expected(live)
+    by_key = {_key(r).replace("quantity", "qty"): r for r in result.checks}
+    for key, value in expected.items():
+        assert by_key[key].metric_value == pytest.approx(value, rel=1e-12, abs=1e-9), key
+    assert by_key["id/id_min"].metric_value == 999 and by_key["id/id_max"].metric_value == 9_999
+    assert by_key["price/price_min"].metric_value == 0.01
+    # A contract of such checks only: no Spark scan at all.
+    log_only = load_contract(
+        {
+            "name": "log_only",
+            "checks": [{"name": "rows", "type": "num_rows", "min": 1}],
+            "columns": [
+                {"name": "id", "checks": [{"name": "id_max", "type": "max"}]},
+                {"name": "quantity", "checks": [{"name": "qty_missing", "type": "missing"}]},
+            ],
+        }
+    )
+    after, ev = _evaluate(spark, log_only, path)
+    assert {r.evaluated_from for r in after.checks} == {"statistics"}
+    assert [r.metric_value for r in after.checks if r.check_type != "schema"] == [
+        len(live), 9_999, sum(1 for r in live if r[1] is None)
+    ]
+    assert next(s for s in ev.stats if s.name == "scan").detail.endswith("no scan")
+    assert "narrow delta-rs reads" in next(s for s in ev.stats if s.name == "statistics").detail
 
 
 def test_partition_filters_and_data_filters(spark, tmp_path):

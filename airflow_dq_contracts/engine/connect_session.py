@@ -69,15 +69,15 @@ def with_token(url: str, token: str | None) -> str:
 
     >>> with_token("sc://h:15002/;user_id=ann", "s3cr=t")
     'sc://h:15002/;user_id=ann;token=s3cr%3Dt'
-    >>> with_token("sc://h:15002", "t")
-    'sc://h:15002/;token=t'
+    >>> with_token("sc://h:15002", "t"), with_token("sc://h:15002/", "t")
+    ('sc://h:15002/;token=t', 'sc://h:15002/;token=t')
     >>> with_token("sc://h:15002", None)
     'sc://h:15002'
     """
     if not token:
         return url
     base = url if "/" in url[len("sc://") :] else url + "/"
-    separator = "" if base.endswith("/") else ";"
+    separator = "" if base.endswith(";") else ";"
     return f"{base}{separator}token={quote(token, safe='')}"
 
 

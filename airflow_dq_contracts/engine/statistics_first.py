@@ -21,10 +21,18 @@ What is answered (a check with its own ``filter:`` is always scanned):
 * ``freshness`` on a date or timestamp column, as ``min``/``max``;
 * ``completeness`` on a partition column — the partition values of files with live rows.
 
-When the log cannot answer exactly, the check is scanned: a file without ``numRecords`` or without
-statistics for the column (written with ``delta.stats.collect=false``, the column beyond
-``delta.dataSkippingNumIndexedCols`` or outside ``delta.dataSkippingStatsColumns``), a file with a
-deletion vector for ``min``/``max`` (its bounds are no longer tight), strings (statistics hold 32-char
+Where only **some** files' statistics cannot say — a file without ``numRecords`` or without statistics
+for the column (written with ``delta.stats.collect=false``), a file with a deletion vector for
+``min``/``max`` (its bounds are no longer tight) or for a NULL count — the metric is mergeable: the log
+answers for the other files and one narrow delta-rs query reads the column of those files only (e.g.
+``num_rows`` = Σ ``numRecords`` + a count of the others; a ``min`` bounded by the other files' minimum,
+so files that cannot hold it are skipped). That read is allowed while those files are at most half of
+the in-scope bytes and at most ``spark.dqcontracts.statistics.residualBytes`` (default 1 GiB); the
+result is still ``statistics``.
+
+When the log cannot answer exactly, the check is scanned: most of the files without usable statistics
+(as above; or the column beyond ``delta.dataSkippingNumIndexedCols`` or outside
+``delta.dataSkippingStatsColumns`` — every file), strings (statistics hold 32-char
 prefixes; the engine has no string min/max anyway), a run ``filter`` that is not a pure predicate over
 partition columns (it is evaluated by Spark on one row per file's partition values, without a job:
 a filter naming a data column cannot prune files exactly). Statistics are read by their physical
@@ -62,7 +70,7 @@ from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.model import Check
 from airflow_dq_contracts.store.delta import open_table
-from airflow_dq_contracts.store.delta_log import add_actions, query_extreme
+from airflow_dq_contracts.store.delta_log import add_actions, query_column, query_extreme
 from airflow_dq_contracts.store.table_facts import epoch_micros
 from airflow_dq_contracts.timeutil import EPOCH, from_epoch_micros, to_epoch_micros
 
@@ -83,6 +91,9 @@ from .spark_errors import first_line, quiet_pyspark_errors
 log = logging.getLogger(__name__)
 
 STATISTICS_CONF_KEY = "spark.dqcontracts.statistics.enabled"
+#: Bytes of data files without usable statistics that a narrow delta-rs read may cover (default 1 GiB).
+RESIDUAL_CONF_KEY = "spark.dqcontracts.statistics.residualBytes"
+_RESIDUAL_BYTES = 1 << 30
 FROM_STATISTICS = "statistics"
 FROM_SCAN = "scan"
 
@@ -98,6 +109,13 @@ class StatisticsSource:
 
     location: str
     storage_options: Mapping[str, str] | None = None
+
+
+def _residual_budget(spark: SparkSession) -> int:
+    try:
+        return int(str(spark.conf.get(RESIDUAL_CONF_KEY, str(_RESIDUAL_BYTES))).strip())
+    except Exception:  # noqa: BLE001 - an unreadable or malformed setting: the default
+        return _RESIDUAL_BYTES
 
 
 def statistics_enabled(spark: SparkSession) -> bool:
@@ -130,6 +148,9 @@ class _Snapshot:
         self.deleted: list[int] = [0] * self.count
         self.partition_predicate: str | None = None
         self.pruned = False
+        self.residual_budget = _RESIDUAL_BYTES
+        self.residual_reads = 0
+        self._rows: tuple[int | None] | None = None  # computed once by rows()
 
     def values(self, name: str) -> list[Any]:
         if name not in self.actions.column_names:
@@ -143,6 +164,54 @@ class _Snapshot:
         if name in self.actions.column_names and pa.types.is_timestamp(self.actions.column(name).type):
             return epoch_micros(self.actions.column(name))  # no pandas: to_pylist of aware times imports it
         return self.values(name)
+
+    def readable(self, indices: Sequence[int], what: str, *, read: Sequence[int] | None = None) -> bool:
+        """Whether a delta-rs read may complete the log's answer for the files ``indices`` (see the module doc).
+
+        They must be at most half of the in-scope bytes; what the query reads (``read``, default
+        ``indices``) at most the budget.
+        """
+        if not indices:
+            return True
+        if self.pruned and self.partition_predicate is None:
+            return False  # the run's partitions cannot be written as a delta-rs predicate
+        sizes = [int(size or 0) for size in self.values("size_bytes")]
+        part, whole = sum(sizes[i] for i in set(indices)), sum(sizes)
+        reads = part if read is None else sum(sizes[i] for i in set(read))
+        if reads > self.residual_budget or 2 * part > whole:
+            log.info("statistics: %s: %d of %d files (%d of %d bytes) lack usable statistics; scanned", what,
+                     len(set(indices)), self.count, part, whole)  # fmt: skip
+            return False
+        return True
+
+    def where(self, *clauses: str) -> list[str]:
+        """The run's partition predicate (if any) and ``clauses``, for a delta-rs query."""
+        return ([self.partition_predicate] if self.partition_predicate else []) + list(clauses)
+
+    def query(self, select: str, *clauses: str) -> Any:
+        """One value by a delta-rs query over the in-scope files; None when it fails (the check is scanned)."""
+        self.residual_reads += 1
+        try:
+            values = query_column(self.table, select, self.where(*clauses)).to_pylist()
+        except Exception as exc:  # noqa: BLE001 - a query delta-rs cannot run: the scan answers instead
+            log.info("statistics: a delta-rs read failed (%s); scanned", first_line(exc))
+            return None
+        return values[0] if values else None
+
+    def rows(self) -> int | None:
+        """Live rows in scope: Σ statistics, plus a delta-rs count of the files without ``numRecords``."""
+        if self._rows is None:
+            live = self.live()
+            if live is not None:
+                self._rows = (sum(live),)
+            else:
+                unknown = [i for i, records in enumerate(self.records) if records is None]
+                # A predicate on a column: delta-rs 1.x fails a count with no column read at all.
+                anchor = _ident((self.partitions or [self.table.schema().fields[0].name])[0])
+                every = f"{anchor} IS NULL OR {anchor} IS NOT NULL"
+                counted = self.query("count(*)", every) if self.readable(unknown, "row count") else None
+                self._rows = (None if counted is None else int(counted),)
+        return self._rows[0]
 
     def live(self) -> list[int] | None:
         """Rows per file after deletion vectors; None when a file has no ``numRecords``."""
@@ -237,43 +306,101 @@ def _load(spark: SparkSession, source: StatisticsSource, schema: T.StructType, r
 # --------------------------------------------------------------------------------------- answers
 
 
-def _nulls(snapshot: _Snapshot, column: str, live: list[int]) -> int | None:
-    """Live NULLs of ``column`` in scope; None when a file's statistics cannot say exactly."""
+def _nulls(snapshot: _Snapshot, column: str, live: list[int] | None) -> int | None:
+    """Live NULLs of ``column`` in scope; None when neither the statistics nor a narrow read can say exactly."""
     if column in snapshot.partitions:
+        if live is None:
+            return None
         return sum(n for n, value in zip(live, snapshot.stat("partition", column)) if value is None)
     total = 0
-    for records, nulls, deleted, alive in zip(
-        snapshot.records, snapshot.stat("null_count", column), snapshot.deleted, live
-    ):
-        if nulls is None or records is None:
-            return None
-        if deleted and nulls not in (0, records):
-            return None  # some deleted rows may have been NULL
-        total += alive if nulls == records else nulls
-    return total
+    unknown: list[int] = []  # files whose statistics cannot say
+    maybe: list[int] = []  # files that may hold a NULL (what a delta-rs count reads)
+    counts = snapshot.stat("null_count", column)
+    for index, (records, nulls, deleted) in enumerate(zip(snapshot.records, counts, snapshot.deleted)):
+        if nulls is None or records is None or (deleted and nulls not in (0, records)):
+            unknown.append(index)  # no statistics, or some deleted rows may have been NULL
+            maybe.append(index)
+            continue
+        if nulls:
+            maybe.append(index)
+        if live is not None:
+            total += live[index] if nulls == records else nulls
+    if not unknown:
+        return total
+    if not snapshot.readable(unknown, f"NULLs of {column}", read=maybe):
+        return None
+    counted = snapshot.query("count(*)", f"{_ident(column)} IS NULL")
+    return None if counted is None else int(counted)
 
 
-def _extreme(snapshot: _Snapshot, column: str, kind: str, live: list[int] | None) -> tuple[Any, bool] | None:
-    """(max or min over the in-scope files, whether any value exists); None when the log cannot say exactly."""
+def _extreme(snapshot: _Snapshot, column: str, kind: str, live: list[int] | None) -> tuple[Any, list[int]]:
+    """(max or min over the files whose statistics are exact — None if none holds a value, the other files)."""
     values = snapshot.stat(kind, column)
     nulls = snapshot.stat("null_count", column)
     best: Any = None
+    residual: list[int] = []
     for index, value in enumerate(values):
         if live is not None and live[index] == 0:
             continue  # every row of the file is deleted
         if column not in snapshot.partitions:
-            if snapshot.deleted[index]:
-                return None  # bounds are wide once rows are deleted
+            records = snapshot.records[index]
+            if snapshot.deleted[index] or records is None:
+                residual.append(index)  # bounds are wide once rows are deleted; no statistics at all
+                continue
             if value is None:
-                records = snapshot.records[index]
-                if records is None or nulls[index] != records:
-                    return None  # no statistics for this column in this file
+                if nulls[index] != records:
+                    residual.append(index)  # no statistics for this column in this file
                 continue  # an all-NULL file
         elif value is None:
             continue
         if best is None or (value > best if kind == "max" else value < best):
             best = value
-    return best, best is not None
+    return best, residual
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(value: Any, data_type: T.DataType) -> str | None:
+    """``value`` (a statistic) as a DataFusion literal of the column's type; None if it cannot be written."""
+    if isinstance(data_type, T.DecimalType) and isinstance(value, (Decimal, int)):
+        return f"CAST('{value}' AS DECIMAL({data_type.precision}, {data_type.scale}))"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return f"DATE '{value.isoformat()}'"
+    return None
+
+
+def _read_extreme(snapshot: _Snapshot, field: T.StructField, kind: str, best: Any, residual: list[int]) -> Any:
+    """The exact extreme over the in-scope files by one delta-rs query; None when it cannot be read here.
+
+    The statistics' extreme (``best``: files without a deletion vector, with statistics) bounds the
+    read, so delta-rs skips every file that cannot hold a more extreme value: the ``residual`` files
+    and the few whose range reaches the bound are read. A timestamp's statistic is in epoch micros and
+    truncated to milliseconds (one of slack); the answer is epoch micros too.
+    """
+    if not snapshot.readable(residual if best is not None else range(snapshot.count), f"{kind} of {field.name}"):
+        return None
+    data_type = field.dataType
+    if isinstance(data_type, _TIMESTAMP_TYPES):
+        bound = None
+        if best is not None:
+            moment = from_epoch_micros(best)
+            assert moment is not None
+            bound = moment - _STATS_SLACK if kind == "max" else moment + _STATS_SLACK
+        delta_type = "timestamp_ntz" if isinstance(data_type, T.TimestampNTZType) else "timestamp"
+        snapshot.residual_reads += 1
+        exact = query_extreme(snapshot.table, field.name, kind, delta_type, bound, snapshot.partition_predicate)
+        return None if exact is None else to_epoch_micros(exact)
+    clauses = []
+    if best is not None:
+        literal = _literal(best, data_type)
+        if literal is None:
+            return None
+        clauses.append(f"{_ident(field.name)} {'>=' if kind == 'max' else '<='} {literal}")
+    return snapshot.query(f"{kind}({_ident(field.name)})", *clauses)
 
 
 def _micros(value: Any) -> int:
@@ -282,18 +409,6 @@ def _micros(value: Any) -> int:
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return (value - EPOCH.date()).days * 86_400_000_000
     raise TypeError(f"not a time: {value!r}")
-
-
-def _exact_time(snapshot: _Snapshot, column: str, data_type: T.DataType, kind: str, approx: int) -> int | None:
-    """A timestamp column's exact extreme, located by the (millisecond) statistics, read by delta-rs."""
-    if snapshot.pruned and snapshot.partition_predicate is None:
-        return None  # the run's partitions cannot be written as a delta-rs predicate
-    moment = from_epoch_micros(approx)
-    assert moment is not None
-    bound = moment - _STATS_SLACK if kind == "max" else moment + _STATS_SLACK
-    delta_type = "timestamp_ntz" if isinstance(data_type, T.TimestampNTZType) else "timestamp"
-    exact = query_extreme(snapshot.table, column, kind, delta_type, bound, snapshot.partition_predicate)
-    return None if exact is None else to_epoch_micros(exact)
 
 
 def _limit(check: Check, side: str) -> float | None:
@@ -312,17 +427,17 @@ def _answer_one(
     snapshot: _Snapshot, metric: Metric, live: list[int] | None, reference: dt.datetime
 ) -> Measurement | None:
     """The metric measured from the log, or None (scan it)."""
-    rows = None if live is None else sum(live)
+    rows = snapshot.rows()
     ctx = MeasureContext(rows or 0, reference)
     if isinstance(metric, NumRowsMetric):
         return None if rows is None else metric.measure([], [], ctx)
     if isinstance(metric, (MissingMetric, CountMetric)):
-        if live is None or metric.field is None:
+        if rows is None or metric.field is None:
             return None
         nulls = _nulls(snapshot, metric.field.name, live)
         if nulls is None:
             return None
-        return metric.measure([nulls if isinstance(metric, MissingMetric) else sum(live) - nulls], [], ctx)
+        return metric.measure([nulls if isinstance(metric, MissingMetric) else rows - nulls], [], ctx)
     field = metric.field
     if field is None:
         return None
@@ -335,16 +450,18 @@ def _answer_one(
             kind = "max" if metric.check.params.get("aggregation", "max") == "max" else "min"
         else:
             kind = metric.check.type
-        found = _extreme(snapshot, field.name, kind, live)
-        if found is None or not found[1]:
-            return None
-        value = found[0]
+        value, residual = _extreme(snapshot, field.name, kind, live)
         micros: int | None = None
-        if timestamp and field.name not in snapshot.partitions:
-            micros = _exact_time(snapshot, field.name, data_type, kind, value)
-            if micros is None:
-                return None
-        elif isinstance(data_type, (T.DateType, *_TIMESTAMP_TYPES)):
+        if residual or (timestamp and field.name not in snapshot.partitions):
+            # Statistics for part of the files (or millisecond ones): a narrow read completes them.
+            if value is None and not residual:
+                return None  # no value at all: the scan reports it
+            value = _read_extreme(snapshot, field, kind, value, residual)
+            if timestamp:
+                micros = value
+        if value is None:
+            return None  # no value at all (the scan reports it), or no read allowed here
+        if micros is None and isinstance(data_type, (T.DateType, *_TIMESTAMP_TYPES)):
             micros = _micros(value)
         if isinstance(metric, FreshnessMetric):
             return metric.measure([micros, 1, 1], [], ctx)
@@ -415,8 +532,9 @@ def answer(
         if isinstance(snapshot, str):
             outcome.detail = snapshot
             return outcome
+        snapshot.residual_budget = _residual_budget(spark)
         live = snapshot.live()
-        outcome.row_count = None if live is None else sum(live)
+        outcome.row_count = snapshot.rows()
         for index, metric in wanted:
             try:
                 measured = _answer_one(snapshot, metric, live, reference_time)
@@ -427,7 +545,9 @@ def answer(
                 outcome.answers[index] = measured
         outcome.detail = (
             f"{len(outcome.answers)} of {len(candidates)} checks answered from the Delta log "
-            f"({snapshot.count} files in scope, v{snapshot.table.version()})"
+            f"({snapshot.count} files in scope, v{snapshot.table.version()}"
+            + (f"; {snapshot.residual_reads} narrow delta-rs reads" if snapshot.residual_reads else "")
+            + ")"
         )
     except Exception as exc:  # noqa: BLE001 - an unreadable log, no deltalake here: scan everything
         outcome = Outcome(detail=f"Delta log not used: {first_line(exc)}")

@@ -32,10 +32,12 @@ Example::
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -110,6 +112,14 @@ def connect_target(
     'sc://spark-connect:15002/;user_id=ann;use_ssl=true'
     >>> connect_target("sc://10.0.0.5", 443, password="x").url
     'sc://10.0.0.5:443/'
+
+    Databricks-style endpoints: extra ``cluster_id`` (sent as the ``x-databricks-cluster-id``
+    header), ``session_id`` (a UUID), ``user_agent`` and ``headers`` (more gRPC metadata, not secret:
+    they are part of the logged URL; the token is not):
+
+    >>> connect_target("https://dbc-1.cloud.databricks.com", 443, password="dapi…",
+    ...                extra={"use_ssl": True, "cluster_id": "0123-abc"}).url
+    'sc://dbc-1.cloud.databricks.com:443/;use_ssl=true;x-databricks-cluster-id=0123-abc'
     """
     extra = dict(extra or {})
     text = (host or "").strip()
@@ -126,6 +136,7 @@ def connect_target(
     use_ssl = extra.get("use_ssl")
     if use_ssl is not None and use_ssl != "":
         params.append(f"use_ssl={str(use_ssl).lower() in ('1', 'true', 'yes')}".lower())
+    params += _url_params(extra, conn_id)
     token = password or extra.get("token") or None
     try:
         timeout = float(extra.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT))
@@ -135,6 +146,39 @@ def connect_target(
         ) from None
     url = f"sc://{address}/" + (";" + ";".join(params) if params else "")
     return ConnectTarget(url, str(token) if token else None, timeout)
+
+
+_RESERVED_PARAMS = frozenset({"token", "user_id", "use_ssl", "session_id", "user_agent"})
+_HEADER_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def _url_params(extra: Mapping[str, Any], conn_id: str) -> list[str]:
+    """``session_id``, ``user_agent``, ``cluster_id`` and ``headers`` of the extra as ``sc://`` URL parameters."""
+    params = []
+    session_id = extra.get("session_id")
+    if session_id:
+        try:
+            uuid.UUID(str(session_id))
+        except ValueError:
+            raise AirflowException(
+                f"connection {conn_id!r}: extra session_id must be a UUID, got {session_id!r}"
+            ) from None
+        params.append(f"session_id={session_id}")
+    if extra.get("user_agent"):
+        params.append(f"user_agent={quote(str(extra['user_agent']), safe='')}")
+    headers = dict(extra.get("headers") or {}) if isinstance(extra.get("headers") or {}, Mapping) else None
+    if headers is None:
+        raise AirflowException(f"connection {conn_id!r}: extra headers must be a mapping of header → value")
+    if extra.get("cluster_id"):
+        headers.setdefault("x-databricks-cluster-id", extra["cluster_id"])
+    for name, value in headers.items():
+        key = str(name).strip().lower()
+        if not _HEADER_NAME.match(key) or key in _RESERVED_PARAMS:
+            raise AirflowException(
+                f"connection {conn_id!r}: extra headers: {name!r} is not a header name this URL can carry"
+            )
+        params.append(f"{key}={quote(str(value), safe='')}")
+    return params
 
 
 class ContractConnectHook(BaseHook):

@@ -637,14 +637,9 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             storage_options=self.storage_options(),
         )
         summary["report"] = self.run_report(context, summary, warehouse)
-        self._lineage = {
-            "contract": contract,
-            "summary": summary,
-            "warehouse": warehouse,
-            "table": spec.table,
-            "input_path": spec.input_path,
-            "outputs": [t for t in (results_table, spec.quarantine_table, spec.valid_table) if t],
-        }
+        outputs = [t for t in (results_table, spec.quarantine_table, spec.valid_table) if t]
+        run = {"contract": contract, "summary": summary, "table": spec.table, "input_path": spec.input_path}
+        self.record_lineage([{**run, "outputs": outputs}], warehouse)
         counts = summary["counts"]
         quarantine = summary.get("quarantine") or {}
         self.log.info(
@@ -723,20 +718,33 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         None when nothing ran or the OpenLineage packages are not installed.
         """
         state = self._lineage
-        if state is None:
+        if state is None or not state["runs"]:
             return None
         try:
-            from airflow_dq_contracts.operators.openlineage import operator_lineage
+            from airflow_dq_contracts.operators.openlineage import merge_lineage, operator_lineage
 
             warehouse = state["warehouse"]
-            table = state["table"]
-            input_location = resolve_location(table, warehouse) if table else state["input_path"]
-            outputs = [(resolve_location(t, warehouse), None if is_path(t) else t) for t in state["outputs"]]
-            return operator_lineage(
-                state["contract"], state["summary"], input_location=input_location, input_table=table, outputs=outputs
-            )
+            each = []
+            for run in state["runs"]:  # one per contract (several in one task)
+                table = run["table"]
+                input_location = resolve_location(table, warehouse) if table else run["input_path"]
+                outputs = [(resolve_location(t, warehouse), None if is_path(t) else t) for t in run["outputs"]]
+                each.append(
+                    operator_lineage(
+                        run["contract"],
+                        run["summary"],
+                        input_location=input_location,
+                        input_table=table,
+                        outputs=outputs,
+                    )
+                )
+            return merge_lineage(each)
         except ImportError:
             return None  # the OpenLineage provider is optional: silent without it
+
+    def record_lineage(self, runs: list[dict[str, Any]], warehouse: str) -> None:
+        """What this execute() checked and wrote, per contract, for :meth:`get_openlineage_facets_on_complete`."""
+        self._lineage = {"runs": runs, "warehouse": warehouse}
 
     def on_kill(self) -> None:
         """Stop the Spark application (local process group, or the cluster's driver/application)."""

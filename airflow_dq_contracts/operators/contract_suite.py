@@ -105,6 +105,7 @@ class SuiteHost(Protocol):
     def emit_suite_verdict(
         self, context: Context, combined: Mapping[str, Any], reported: Mapping[Any, Any], warehouse: str | None = None
     ) -> None: ...
+    def record_lineage(self, runs: list[dict[str, Any]], warehouse: str) -> None: ...
 
 
 # --------------------------------------------------------------------------------------- arguments
@@ -301,6 +302,7 @@ def run_suite_task(
     entries = {entry.get("run_id"): entry for entry in (reported or {}).get(SUITE_KEY) or [] if isinstance(entry, dict)}
 
     summaries: list[dict[str, Any]] = []
+    lineage: list[dict[str, Any]] = []  # what each contract checked and wrote (OpenLineage)
     for contract, spec in members:
         assert spec.run_id is not None and spec.results_table is not None  # set by run_spec
         entry = entries.get(spec.run_id)
@@ -329,7 +331,18 @@ def run_suite_task(
             continue
         summary["report"] = operator.run_report(context, summary, warehouse)
         summaries.append(summary)
+        outputs = [t for t in (spec.results_table, spec.quarantine_table, spec.valid_table) if t]
+        lineage.append(
+            {
+                "contract": contract,
+                "summary": summary,
+                "table": spec.table,
+                "input_path": spec.input_path,
+                "outputs": outputs,
+            }
+        )
 
+    operator.record_lineage(lineage, warehouse)
     combined = suite_summary(task_run_id, summaries, format_time(started_at), format_time(utcnow()))
     deciding = next((s for s in summaries if s["decision"] == combined["decision"] and s.get("report")), None)
     if deciding is not None:  # the extra link: the report of a contract that decided the outcome

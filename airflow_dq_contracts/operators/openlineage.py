@@ -95,3 +95,16 @@ def operator_lineage(
     inputs = [_dataset(input_location, input_table, facets, input_facets)]
     written = [_dataset(location, table, output=True) for location, table in outputs]
     return OperatorLineage(inputs=inputs, outputs=written)
+
+
+def merge_lineage(each: list[Any]) -> Any:
+    """One ``OperatorLineage`` of a task's contracts: every checked input, each written table once."""
+    if len(each) == 1:
+        return each[0]
+    from airflow.providers.openlineage.extractors import OperatorLineage
+
+    outputs: dict[tuple[str, str], Any] = {}
+    for one in each:
+        for dataset in one.outputs:
+            outputs.setdefault((dataset.namespace, dataset.name), dataset)
+    return OperatorLineage(inputs=[d for one in each for d in one.inputs], outputs=list(outputs.values()))

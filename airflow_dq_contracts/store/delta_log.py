@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -115,6 +115,7 @@ __all__ = [
     "last_commit_time",
     "newest_timestamp",
     "partition_values",
+    "query_column",
     "query_extreme",
     "resolve_table_path",
 ]
@@ -178,11 +179,28 @@ def _query_extreme(
     return extreme_micros(result.column(0), aggregation)
 
 
+def _query_column(table: Any, select: str, where: Sequence[str] = ()) -> pa.ChunkedArray:
+    """The first column of ``SELECT <select> FROM t [WHERE …]`` run by delta-rs over ``table``.
+
+    delta-rs applies deletion vectors and column mapping and skips the files whose statistics
+    rule the predicate out, so a narrow predicate reads a few files' column only.
+    """
+    from deltalake import QueryBuilder
+
+    sql = f"SELECT {select} FROM t"
+    if where:
+        sql += " WHERE " + " AND ".join(f"({clause})" for clause in where)
+    result = pa.RecordBatchReader.from_stream(QueryBuilder().register("t", table).execute(sql)).read_all()
+    return result.column(0)
+
+
 #: The engine's statistics-first evaluation (``engine/statistics_first.py``) reads the log the same way:
 #: the add actions as one Arrow table, and a time column's exact extreme by a narrow delta-rs query
 #: (``where``: an extra DataFusion predicate, e.g. the run's partitions).
 add_actions = _add_actions
 query_extreme = _query_extreme
+#: ... and, where some files' statistics cannot say, a metric over those files by a narrow delta-rs query.
+query_column = _query_column
 
 
 def _open_log(location: str, storage_options: Mapping[str, str] | None, *, without_files: bool = False) -> Any:
