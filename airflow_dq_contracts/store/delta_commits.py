@@ -48,6 +48,7 @@ from typing import Any
 
 from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
 from airflow_dq_contracts.runtime.storage import S3Settings, is_s3
+from airflow_dq_contracts.store.commit_lock import local_commit_lock
 from airflow_dq_contracts.store.delta import StoreError, is_path, open_table, plain_rows, sql_string
 from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
 from airflow_dq_contracts.timeutil import EPOCH, parse_time, to_utc
@@ -305,9 +306,10 @@ def append_results(
             [dict(zip(names, result_row(r))) for r in records], schema=arrow_schema(RESULT_COLUMNS)
         )
         tag = token if token is not None else commit_token("results", run_id)
-        write_deltalake(
-            table, data, mode="append", commit_properties=CommitProperties(custom_metadata={"userMetadata": tag})
-        )
+        with local_commit_lock(location):
+            write_deltalake(
+                table, data, mode="append", commit_properties=CommitProperties(custom_metadata={"userMetadata": tag})
+            )
         return int(table.version())
     except Exception as exc:  # noqa: BLE001 - Spark writes instead (and replaces, should this have committed)
         log.debug("results table %r: delta-rs append failed (%s); Spark writes", location, _first_line(exc))
@@ -536,10 +538,11 @@ def upsert_registry(
                 [{name: merged.get(name) for name in names}], schema=arrow_schema(REGISTRY_COLUMNS)
             )
             try:
-                if found:
-                    write_deltalake(table, data, mode="overwrite", predicate=registry_key_predicate(row))
-                else:
-                    write_deltalake(table, data, mode="append")
+                with local_commit_lock(location):
+                    if found:
+                        write_deltalake(table, data, mode="overwrite", predicate=registry_key_predicate(row))
+                    else:
+                        write_deltalake(table, data, mode="append")
                 return True
             except CommitFailedError:  # another run committed first: read the key again, merge, retry
                 time.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))

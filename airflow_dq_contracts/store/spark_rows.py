@@ -57,6 +57,7 @@ from airflow_dq_contracts.store.spark_tables import (
     append_rows,
     check_attempts,
     check_run_id,
+    commit_lock,
     first_line,
     quote_identifier,
     replace_run_rows,
@@ -269,7 +270,8 @@ def clear_run_rows(
         if spark_remote.remote_client():  # Spark Connect: DELETE in SQL
             spark_remote.delete_where(spark, resolved.sql_reference, QUARANTINE_RUN_ID, run_id)
         else:
-            resolved.delta_table(spark).delete(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
+            with commit_lock(resolved):
+                resolved.delta_table(spark).delete(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
 
     with_retries(attempt, resolved, max_attempts)
     log.info("%s: removed the rows of an earlier attempt of run %s", resolved, run_id)

@@ -28,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -45,6 +46,7 @@ from pyspark.sql import types as T
 
 from airflow_dq_contracts.runtime.storage import spark_location
 from airflow_dq_contracts.store import delta_commits, spark_remote
+from airflow_dq_contracts.store.commit_lock import local_commit_lock
 from airflow_dq_contracts.store.delta import StoreError, is_path
 
 __all__ = [
@@ -238,7 +240,8 @@ class SparkTarget:
         if comment:
             builder = builder.comment(comment)
         try:
-            builder.execute()
+            with commit_lock(self):
+                builder.execute()
         except (PySparkException, Py4JError) as exc:
             if is_conflict(exc) or self.path is None or path_state(spark, self.path) != "delta_log":
                 raise
@@ -409,6 +412,16 @@ class TableBeingCreated(SinkError):
 CREATION_WAIT_SECONDS = 120.0
 
 
+def commit_lock(target: SparkTarget) -> contextlib.AbstractContextManager[None]:
+    """The machine-wide lock of a local-filesystem table, held around a commit (see store/commit_lock.py).
+
+    None to hold for a catalog name, another store, or on Spark Connect (the path is the server's).
+    """
+    if target.path is None or spark_remote.remote_client():
+        return contextlib.nullcontext()
+    return local_commit_lock(target.path)
+
+
 def with_retries(action: Callable[[int], _T], target: SparkTarget, max_attempts: int) -> _T:
     """Run ``action(attempt)`` until it commits; retry Delta conflicts with jittered backoff.
 
@@ -506,7 +519,8 @@ def replace_where(
     if partition_by:
         writer = writer.partitionBy(*partition_by)
     if target.path is not None:
-        writer.save(target.path)
+        with commit_lock(target):
+            writer.save(target.path)
     else:
         writer.saveAsTable(target.table_name)
 
@@ -519,7 +533,8 @@ def append_rows(df: DataFrame, target: SparkTarget, *, token: str | None, merge_
     if merge_schema:
         writer = writer.option("mergeSchema", "true")
     if target.path is not None:
-        writer.save(target.path)
+        with commit_lock(target):
+            writer.save(target.path)
     else:
         writer.saveAsTable(target.table_name)
 
