@@ -72,6 +72,16 @@ except ImportError:
         AirflowSkipException,
     )
 
+from airflow.exceptions import AirflowNotFoundException as _CoreNotFound  # noqa: E402
+
+try:  # the Task SDK raises its own "not found" from some release on; catch either
+    from airflow.sdk.exceptions import AirflowNotFoundException as _SdkNotFound  # type: ignore[attr-defined]  # noqa: E402
+
+    #: What looking up a connection that is not defined raises (core's, and the Task SDK's where it has one).
+    CONNECTION_NOT_FOUND: tuple[type[BaseException], ...] = tuple({_CoreNotFound, _SdkNotFound})
+except ImportError:
+    CONNECTION_NOT_FOUND = (_CoreNotFound,)
+
 from airflow.sdk import Asset, AssetAlias, BaseNotifier, BaseOperatorLink  # noqa: E402
 
 try:  # the XCom class tasks and operator links read through (not exported by airflow.sdk in 3.0/3.1)
@@ -126,6 +136,7 @@ __all__ = [
     "AIRFLOW_V_3_2_PLUS",
     "AIRFLOW_VERSION",
     "AirflowException",
+    "CONNECTION_NOT_FOUND",
     "Asset",
     "AssetAlias",
     "AirflowFailException",

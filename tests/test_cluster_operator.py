@@ -273,6 +273,33 @@ def test_the_run_key_is_passed_in_and_run_key_still_names_it(tmp_path):
     assert ContractSubmitHook(application_args=[], bundle=bundle, run_key="dq-2").run_key == "dq-2"
 
 
+def test_a_missing_default_connection_runs_on_the_embedded_default(monkeypatch, tmp_path):
+    """No ``spark_default``: local[*] (the embedded default), said in the log — not the provider's YARN."""
+    from airflow_dq_contracts.hooks import ContractSubmitHook
+    from airflow_dq_contracts.jobs.bundle import build_job_bundle
+
+    bundle = build_job_bundle(tmp_path / "job")
+    assert ContractSubmitHook(application_args=[], bundle=bundle).master == "local[2]"  # defined: as defined
+    monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
+    warnings: list[str] = []
+
+    class Log:  # what the hook logs at warning level (Airflow's task logging bypasses caplog)
+        def warning(self, message: str, *args: Any) -> None:
+            warnings.append(message % args)
+
+        def __getattr__(self, name: str) -> Any:
+            return lambda *args, **kwargs: None
+
+    monkeypatch.setattr(ContractSubmitHook, "log", property(lambda self: Log()))
+    hook = ContractSubmitHook(application_args=[], bundle=bundle)
+    assert hook.master == "local[*]" and hook.deploy_mode == "client"
+    command = hook.adapter.build_command("job.py")
+    assert command[command.index("--master") + 1] == "local[*]"
+    assert any("Connection 'spark_default' is not defined: running on the embedded default" in w for w in warnings)
+    # Another connection the DAG names but nobody defined is not guessed at: the provider's handling stands.
+    assert ContractSubmitHook(conn_id="spark_elsewhere", application_args=[], bundle=bundle).master == "yarn"
+
+
 def test_a_provider_that_renamed_a_private_attribute_is_named_at_once(monkeypatch, tmp_path):
     """The adapter checks SparkSubmitHook's private state when the hook is built, not mid-run."""
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook

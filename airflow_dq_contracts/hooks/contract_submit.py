@@ -63,7 +63,7 @@ from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, parse_m
 from airflow_dq_contracts.runtime import jars as jar_resolution
 from airflow_dq_contracts.runtime import jvm_archive, spark_config
 from airflow_dq_contracts.runtime.connections import StorageCredentials
-from airflow_dq_contracts.version_compat import AirflowException
+from airflow_dq_contracts.version_compat import CONNECTION_NOT_FOUND, AirflowException
 
 #: What a process that opened a Spark Connect session (PySpark sets ``SPARK_CONNECT_MODE_ENABLED`` in its
 #: own environment) or ran a PySpark driver leaves behind. PySpark tests these for presence, so a
@@ -85,6 +85,10 @@ def without_connect_leftovers() -> Iterator[None]:
 
 # Spark prints ~1,000 INFO lines per run into the task log otherwise; WARN keeps the job's own
 # progress lines readable. Users override it through spark_conf.
+#: The connection the operator uses by default; when it is not defined the job runs on EMBEDDED_MASTER
+#: (the product's embedded default) rather than the Spark provider's fallback, YARN.
+DEFAULT_CONN_ID = "spark_default"
+EMBEDDED_MASTER = "local[*]"
 DEFAULT_LOG_LEVEL = "WARN"
 
 
@@ -191,6 +195,17 @@ class ContractSubmitHook(SparkSubmitHook):
         )
         self.adapter = SparkSubmitAdapter(self)  # checks the installed provider first
         self.conn_id = conn_id
+        if conn_id == DEFAULT_CONN_ID and not self._connection_defined(conn_id):
+            # The provider falls back to YARN for a missing connection; ours is the embedded default.
+            self.adapter.use_master(EMBEDDED_MASTER)
+            self.log.warning(
+                "Connection %r is not defined: running on the embedded default, Spark %s on this worker "
+                '(define %s to run elsewhere, e.g. AIRFLOW_CONN_SPARK_DEFAULT=\'{"conn_type": "spark", '
+                '"host": "yarn"}\')',
+                conn_id,
+                EMBEDDED_MASTER,
+                conn_id,
+            )
         self.run_key = run_id if run_id is not None else run_key
         self.done: dict[str, Any] | None = None
         self.job_error: dict[str, Any] | None = None
@@ -243,6 +258,15 @@ class ContractSubmitHook(SparkSubmitHook):
                     self.bundle.zip_path.parent,
                     CACHE_ENV,
                 )
+
+    def _connection_defined(self, conn_id: str) -> bool:
+        try:
+            self.get_connection(conn_id)
+        except CONNECTION_NOT_FOUND:
+            return False
+        except Exception:  # noqa: BLE001 - a secrets backend that fails: the provider's own handling stands
+            return True
+        return True
 
     # ------------------------------------------------------------------ settings
 
@@ -461,4 +485,11 @@ def _as_list(value: str | list[str] | tuple[str, ...] | None) -> list[str]:
     return [str(item) for item in value if str(item).strip()]
 
 
-__all__ = ["DEFAULT_LOG_LEVEL", "KILL_GRACE_SECONDS", "ContractJobError", "ContractSubmitHook"]
+__all__ = [
+    "DEFAULT_CONN_ID",
+    "DEFAULT_LOG_LEVEL",
+    "EMBEDDED_MASTER",
+    "KILL_GRACE_SECONDS",
+    "ContractJobError",
+    "ContractSubmitHook",
+]
