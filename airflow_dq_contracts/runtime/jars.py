@@ -373,8 +373,10 @@ def delta_dependency_conf(ivy_home: str | None = None, ivy_settings: str | None 
 #: A folder of pre-resolved S3 filesystem jars (like ``$DQ_CONTRACTS_DELTA_JARS`` for Delta).
 S3_JARS_ENV = "DQ_CONTRACTS_S3_JARS"
 #: Hadoop release → the AWS SDK v2 release its ``hadoop-aws`` was built and tested with (its pom's
-#: ``software.amazon.awssdk:bundle`` version).
-HADOOP_AWS_SDK: dict[str, str] = {"3.4.0": "2.23.19", "3.4.1": "2.24.6", "3.4.2": "2.29.52"}
+#: ``software.amazon.awssdk:bundle`` version) — for 3.4.1 two patch releases later, 2.24.8 instead of
+#: 2.24.6 (same API): Maven mirrors are known to lack ``s3-transfer-manager`` 2.24.6 (the one this
+#: project's CI reaches does), and one unresolvable module fails the whole resolution.
+HADOOP_AWS_SDK: dict[str, str] = {"3.4.0": "2.23.19", "3.4.1": "2.24.8", "3.4.2": "2.29.52"}
 #: The AWS SDK modules S3A needs, instead of the ~600 MB ``bundle`` (≈ 15 MB with dependencies):
 #: the S3 client, its transfer manager (uploads, copies) and STS (assumed-role credentials).
 S3_SDK_MODULES = ("s3", "s3-transfer-manager", "sts")
