@@ -155,16 +155,25 @@ def test_spark_default_connection_resolves_to_the_compose_master(compose: dict[s
     conns = {services[name]["environment"]["AIRFLOW_CONN_SPARK_DEFAULT"] for name in AIRFLOW_SERVICES}
     assert len(conns) == 1
     [conn] = conns
-    # Resolve it the way a task does: Airflow's SparkSubmitHook reading AIRFLOW_CONN_SPARK_DEFAULT.
+    # Resolve it the way a task does: the operator's hook (SparkSubmitHook underneath, which derives the
+    # REST endpoint itself from provider 6.3.4 on; the hook does before) reading AIRFLOW_CONN_SPARK_DEFAULT.
     probe = (
-        "import json\n"
-        "from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook\n"
-        "c = SparkSubmitHook(conn_id='spark_default', deploy_mode='cluster')._connection\n"
-        "print(json.dumps({k: c[k] for k in ('master', 'spark_binary', 'rest_endpoint')}))\n"
+        "import json, sys\n"
+        "from airflow_dq_contracts.hooks import ContractSubmitHook\n"
+        "from airflow_dq_contracts.jobs.bundle import build_job_bundle\n"
+        "h = ContractSubmitHook(conn_id='spark_default', deploy_mode='cluster', application_args=[],\n"
+        "                       bundle=build_job_bundle(sys.argv[1]))\n"
+        "print(json.dumps({'master': h.master, 'spark_binary': h.adapter.spark_binary,\n"
+        "                  'rest_endpoint': h.rest_endpoint}))\n"
     )
     env = dict(os.environ, AIRFLOW_HOME=str(tmp_path), AIRFLOW_CONN_SPARK_DEFAULT=conn)
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120, check=False
+        [sys.executable, "-c", probe, str(tmp_path / "job")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     resolved = json.loads(done.stdout.strip().splitlines()[-1])

@@ -292,13 +292,14 @@ class ContractSubmitHook(SparkSubmitHook):
         if endpoint or not self.is_standalone_cluster or "," in self.master:
             return endpoint
         # Spark providers before 6.3.4 (the newest on Python 3.10) do not derive it: same rule,
-        # from the connection's extras rest_scheme / rest_port.
+        # from the connection's extras rest-scheme / rest-port (rest_scheme / rest_port accepted too).
         try:
             extra = self.get_connection(self.conn_id).extra_dejson
         except AirflowException:
             extra = {}
         host = self.master.replace("spark://", "").strip().rsplit(":", 1)[0]
-        return f"{extra.get('rest_scheme', 'http')}://{host}:{extra.get('rest_port', 6066)}"
+        scheme = extra.get("rest-scheme", extra.get("rest_scheme", "http"))
+        return f"{scheme}://{host}:{extra.get('rest-port', extra.get('rest_port', 6066))}"
 
     def _default_conf(self, user_conf: dict[str, str], warehouse: str | None) -> dict[str, str]:
         local = _is_local(self.master)
