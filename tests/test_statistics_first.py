@@ -307,7 +307,9 @@ def test_a_few_files_without_usable_statistics_are_read_narrowly(spark, tmp_path
     after, ev = _evaluate(spark, log_only, path)
     assert {r.evaluated_from for r in after.checks} == {"statistics"}
     assert [r.metric_value for r in after.checks if r.check_type != "schema"] == [
-        len(live), 9_999, sum(1 for r in live if r[1] is None)
+        len(live),
+        9_999,
+        sum(1 for r in live if r[1] is None),
     ]
     assert next(s for s in ev.stats if s.name == "scan").detail.endswith("no scan")
     assert "narrow delta-rs reads" in next(s for s in ev.stats if s.name == "statistics").detail
