@@ -83,12 +83,12 @@ def without_connect_leftovers() -> Iterator[None]:
         os.environ.update(saved)
 
 
-# Spark prints ~1,000 INFO lines per run into the task log otherwise; WARN keeps the job's own
-# progress lines readable. Users override it through spark_conf.
 #: The connection the operator uses by default; when it is not defined the job runs on EMBEDDED_MASTER
 #: (the product's embedded default) rather than the Spark provider's fallback, YARN.
 DEFAULT_CONN_ID = "spark_default"
 EMBEDDED_MASTER = "local[*]"
+# Spark prints ~1,000 INFO lines per run into the task log otherwise; WARN keeps the job's own
+# progress lines readable. Users override it through spark_conf.
 DEFAULT_LOG_LEVEL = "WARN"
 
 
