@@ -145,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --remote: fail when the server does not answer within this (default 30)",
     )
     p_run.add_argument(
+        "--shared-storage",
+        action="store_true",
+        help="with --remote: this machine sees the output tables at the paths the server writes them "
+        "(a shared volume): the results and registry are committed from here by delta-rs, much faster",
+    )
+    p_run.add_argument(
         "--storage-option",
         action="append",
         default=[],

@@ -18,12 +18,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .evaluator import Evaluator, annotate, evaluate
+    from .evaluator import Evaluator, evaluate
+    from .row_verdicts import annotate
 
 __all__ = ["Evaluator", "annotate", "evaluate"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "annotate":
+        from .row_verdicts import annotate
+
+        return annotate
     if name in __all__:
         from . import evaluator
 

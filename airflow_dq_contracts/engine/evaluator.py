@@ -36,22 +36,19 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.baseline import BaselineOutcome, gated_runs, judge, select_points
 from airflow_dq_contracts.contract.model import Check, Contract
 from airflow_dq_contracts.contract.validators import Validator, describe_failure
 from airflow_dq_contracts.results import (
-    QUARANTINE_VIOLATIONS,
     STATUS_ERROR,
     STATUS_FAILED,
     STATUS_PASSED,
-    VIOLATION_FIELDS,
     CheckResult,
     ContractResult,
     format_time,
@@ -61,6 +58,7 @@ from airflow_dq_contracts.results import (
 )
 from airflow_dq_contracts.store.spark_history import HistorySource, load_history
 
+from .concurrency import pass_parallelism, run_concurrently
 from .metrics import (
     GroupKey,
     GroupScope,
@@ -80,7 +78,6 @@ from .relational import (
     prepare_references,
     register_views,
     unmatched,
-    with_matched,
 )
 from .spark_errors import first_line, java_regex_checker, job_group, quiet_pyspark_errors
 from .statistics_first import FROM_SCAN, FROM_STATISTICS, StatisticsSource, answer
@@ -89,8 +86,6 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
 
-VIOLATION_TYPE = T.StructType([T.StructField(name, T.StringType(), True) for name in VIOLATION_FIELDS])
-VIOLATIONS_TYPE = T.ArrayType(VIOLATION_TYPE, True)
 
 # --------------------------------------------------------------------------------------- utilities
 
@@ -111,7 +106,7 @@ def filter_condition(df: DataFrame, text: str) -> Column:
     return condition
 
 
-def _case_sensitive(spark: SparkSession) -> bool:
+def case_sensitive(spark: SparkSession) -> bool:
     try:
         return str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
     except Exception:  # noqa: BLE001 - a session whose conf cannot be read: Spark's default (insensitive)
@@ -216,8 +211,7 @@ class Evaluator:
         try:
             planned = self._plan()
             self._from_statistics(planned)
-            self._scan(planned)
-            self._grouped(planned)
+            self._scan_and_group(planned)
             self._relational(planned)
         finally:
             drop_views(self.spark, self.views)
@@ -231,7 +225,7 @@ class Evaluator:
         self.views = register_views(self.spark, self.df, self.references, needed_views(self.contract))
         ctx = PlanContext(
             self.df.schema,
-            _case_sensitive(self.spark),
+            case_sensitive(self.spark),
             java_regex_checker(self.spark),
             frame=self.df,
             references=self.references,
@@ -355,7 +349,29 @@ class Evaluator:
                     item.error = f"Spark could not compute this metric: {first_line(exc)}"
         return values
 
-    def _grouped(self, planned: list[_Planned]) -> None:
+    def _scan_and_group(self, planned: list[_Planned]) -> None:
+        """The shared scan and the grouped passes, submitted together (``spark.dqcontracts.passParallelism``).
+
+        They read the same input and share nothing but it, so Spark runs them as concurrent jobs: on
+        a small run each is mostly planning and round-trip latency (Spark Connect above all), which
+        then overlaps; on a large one the scheduler shares the same cores. Their stats keep the
+        order of a sequential run (scan, then the passes by number).
+        """
+        passes = self._group_passes(planned)
+        jobs = [functools.partial(self._scan, planned)]
+        jobs += [
+            functools.partial(self._group_pass, number, identity, members) for number, (identity, members) in passes
+        ]
+        first = len(self.stats)
+        run_concurrently(self.spark, jobs, pass_parallelism(self.spark, len(jobs)))
+        done = self.stats[first:]
+        done.sort(key=lambda stat: -1 if stat.name == "scan" else int(stat.name[len("group") :] or 0))
+        self.stats[first:] = done
+
+    def _group_passes(
+        self, planned: list[_Planned]
+    ) -> list[tuple[int, tuple[tuple[str, ...], list[tuple[_Planned, list[GroupKey]]]]]]:
+        """One pass per distinct set of group keys: ``(number, (identity, members))``."""
         passes: dict[tuple[str, ...], list[tuple[_Planned, list[GroupKey]]]] = {}
         for item in planned:
             if item.error:
@@ -364,37 +380,42 @@ class Evaluator:
             if keys:
                 identity = tuple(sorted(k.identity for k in keys))
                 passes.setdefault(identity, []).append((item, keys))
-        for number, (identity, members) in enumerate(passes.items()):
-            began = time.perf_counter()
-            ordered = sorted(members[0][1], key=lambda k: k.identity)
-            position = {k.identity: i for i, k in enumerate(ordered)}
-            scope_keys = list(dict.fromkeys(item.scope_key for item, _ in members))
-            count_names = {key: ("_dq_n" if key is None else f"_dq_n{i}") for i, key in enumerate(scope_keys)}
-            counts = [F.count(self._scope(key)(F.lit(1))).alias(name) for key, name in count_names.items()]
-            grouped = self.df.groupBy(*[k.expression.alias(f"_dq_k{i}") for i, k in enumerate(ordered)]).agg(*counts)
-            exprs: list[Column] = []
-            slices: list[tuple[_Planned, int, int]] = []
-            for item, keys in members:
-                key_cols = [F.col(f"_dq_k{position[k.identity]}") for k in keys]
-                contributed = item.metric.group_aggregations(GroupScope(key_cols, F.col(count_names[item.scope_key])))
-                slices.append((item, len(exprs), len(exprs) + len(contributed)))
-                exprs.extend(contributed)
-            group = self._job_group(f"group{number}")
-            label = ", ".join(identity)
-            try:
-                frame = grouped.agg(*exprs)
-                self.group_frames[identity] = frame
-                with job_group(self.spark, group, f"dq-contracts grouped pass [{label}]"), quiet_pyspark_errors():
-                    values = list(frame.collect()[0])
-                for item, lo, hi in slices:
-                    item.grouped_values = values[lo:hi]
-            except Exception as exc:  # noqa: BLE001 - a grouped pass failing errors its checks only
-                for item, _, _ in slices:
-                    item.error = f"Spark could not compute the grouped pass [{label}]: {first_line(exc)}"
-            seconds = time.perf_counter() - began
-            detail = f"[{label}] for {len(members)} check(s)"
-            self.stats.append(PhaseStat(f"group{number}", seconds, group, detail))
-            self.progress(f"grouped pass {detail} in {seconds:.2f} s")
+        return list(enumerate(passes.items()))
+
+    def _group_pass(
+        self, number: int, identity: tuple[str, ...], members: list[tuple[_Planned, list[GroupKey]]]
+    ) -> None:
+        """One grouped pass: its keys' counts, then every member's aggregations over them (one job)."""
+        began = time.perf_counter()
+        ordered = sorted(members[0][1], key=lambda k: k.identity)
+        position = {k.identity: i for i, k in enumerate(ordered)}
+        scope_keys = list(dict.fromkeys(item.scope_key for item, _ in members))
+        count_names = {key: ("_dq_n" if key is None else f"_dq_n{i}") for i, key in enumerate(scope_keys)}
+        counts = [F.count(self._scope(key)(F.lit(1))).alias(name) for key, name in count_names.items()]
+        grouped = self.df.groupBy(*[k.expression.alias(f"_dq_k{i}") for i, k in enumerate(ordered)]).agg(*counts)
+        exprs: list[Column] = []
+        slices: list[tuple[_Planned, int, int]] = []
+        for item, keys in members:
+            key_cols = [F.col(f"_dq_k{position[k.identity]}") for k in keys]
+            contributed = item.metric.group_aggregations(GroupScope(key_cols, F.col(count_names[item.scope_key])))
+            slices.append((item, len(exprs), len(exprs) + len(contributed)))
+            exprs.extend(contributed)
+        group = self._job_group(f"group{number}")
+        label = ", ".join(identity)
+        try:
+            frame = grouped.agg(*exprs)
+            self.group_frames[identity] = frame
+            with job_group(self.spark, group, f"dq-contracts grouped pass [{label}]"), quiet_pyspark_errors():
+                values = list(frame.collect()[0])
+            for item, lo, hi in slices:
+                item.grouped_values = values[lo:hi]
+        except Exception as exc:  # noqa: BLE001 - a grouped pass failing errors its checks only
+            for item, _, _ in slices:
+                item.error = f"Spark could not compute the grouped pass [{label}]: {first_line(exc)}"
+        seconds = time.perf_counter() - began
+        detail = f"[{label}] for {len(members)} check(s)"
+        self.stats.append(PhaseStat(f"group{number}", seconds, group, detail))
+        self.progress(f"grouped pass {detail} in {seconds:.2f} s")
 
     def _learn(self) -> dict[str, BaselineOutcome | str]:
         """Per baseline check, its bounds for this run (or why the history could not be read).
@@ -681,109 +702,3 @@ def evaluate(
         history=history,
         references=references,
     ).run()
-
-
-def _violation_values(check: Check) -> tuple[str, ...]:
-    """The ``_dq_violations`` struct of a check, in :data:`VIOLATION_FIELDS` order."""
-    by_field = {
-        "check_id": check.check_id,
-        "check_name": check.name,
-        "check_type": check.type,
-        "severity": check.severity,
-        "action": check.action,
-    }
-    return tuple(by_field[name] for name in VIOLATION_FIELDS)
-
-
-def _empty_violations() -> Column:
-    return F.filter(F.array(F.lit(None).cast(VIOLATION_TYPE)), lambda item: item.isNotNull())
-
-
-def tagging_checks(contract: Contract, result: ContractResult) -> list[Check]:
-    """The checks whose violations :func:`annotate` lists on rows: row-level and ``failed`` in ``result``.
-
-    Known before any row is read, so a caller can tell that no row can be quarantined (no tagging
-    check quarantines or gates) and skip that output altogether.
-
-    Example::
-
-        if not any(c.action in ("quarantine", "gate") for c in tagging_checks(contract, result)):
-            print("nothing to set aside")
-    """
-    failed = {r.check_id for r in result.checks if r.status == STATUS_FAILED}
-    return [check for check in contract.evaluated_checks() if check.check_id in failed and check.row_level]
-
-
-def annotate(
-    contract: Contract, df: DataFrame, result: ContractResult, references: Mapping[str, DataFrame | str] | None = None
-) -> DataFrame:
-    """``df`` plus ``_dq_violations``: per row, the row-level checks that FAILED in ``result`` and that it breaks.
-
-    ``_dq_violations`` is ``array<struct<check_id, check_name, check_type, severity, action>>``
-    (empty for a clean row). Only checks with status ``failed`` tag rows — a passed check tags
-    nothing, an errored one cannot say which rows break it — and table-level checks never tag
-    rows (DESIGN §6). One projection over ``df``; a failed column ``duplicates`` check adds one
-    window (``count over (partition by column)``). ``df`` must be the DataFrame (after the run
-    filter) that ``result`` was computed on. A failed ``referential`` check adds the left join of
-    its evaluation pass (one per distinct join); pass the same ``references`` as to :func:`evaluate`,
-    or better the evaluator's :attr:`Evaluator.references`, already prepared (filters analysed once per run).
-
-    Example::
-
-        tagged = annotate(contract, df, result)
-        bad = tagged.where("size(_dq_violations) > 0")
-
-        ev = Evaluator(contract, df, references={"customers": customers})
-        tagged = annotate(contract, df, ev.run(), ev.references)     # references prepared once
-    """
-    prepared = prepare_references(contract, references)
-    ctx = PlanContext(
-        df.schema, _case_sensitive(df.sparkSession), java_regex_checker(df.sparkSession), frame=df, references=prepared
-    )
-    joins: dict[tuple, str] = {}
-    conditions: dict[str, Column] = {}
-    helpers: list[str] = []
-    items: list[Column] = []
-    work = df
-    for check in tagging_checks(contract, result):
-        metric = metric_for(check)
-        if metric.precondition(ctx):
-            continue  # cannot happen for a check that was measured on this DataFrame
-        condition: Column | None = None
-        if check.filter:
-            if check.filter not in conditions:
-                conditions[check.filter] = filter_condition(df, check.filter)
-            condition = conditions[check.filter]
-        scope = Scope(condition)
-        window_keys = metric.window_keys()
-        join = metric.reference_join()
-        if join is not None:
-            if join.identity not in joins:
-                joins[join.identity] = f"__dq_join_{len(joins)}"
-                helpers.append(joins[join.identity])
-                work = with_matched(work, prepared.frame(join.reference), join, joins[join.identity])
-            predicate = metric.violation(F.col(joins[join.identity]))
-        elif window_keys:
-            helper = f"__dq_window_{len(helpers)}"
-            helpers.append(helper)
-            work = work.withColumn(helper, F.count(scope(F.lit(1))).over(Window.partitionBy(*window_keys)))
-            predicate = metric.violation(F.col(helper))
-        else:
-            predicate = metric.violation()
-        if predicate is None:
-            continue
-        if condition is not None:
-            predicate = condition & predicate
-        tag = F.struct(
-            *[
-                F.lit(value).cast("string").alias(name)
-                for name, value in zip(VIOLATION_FIELDS, _violation_values(check))
-            ]
-        )
-        items.append(F.when(F.coalesce(predicate, F.lit(False)), tag))
-    if items:
-        violations = F.filter(F.array(*items), lambda item: item.isNotNull())
-    else:
-        violations = _empty_violations()
-    out = work.withColumn(QUARANTINE_VIOLATIONS, violations.cast(VIOLATIONS_TYPE))
-    return out.drop(*helpers) if helpers else out

@@ -77,7 +77,7 @@ _REFLECTION = re.compile(r"\b(reflect|java_method|try_reflect)\s*\(", re.IGNOREC
 class PreparedReferences(dict[str, "DataFrame | str"]):
     """What :func:`prepare_references` returns: alias → DataFrame after its filter, or → why it is unavailable.
 
-    Its own type so that preparing twice is a no-op: :func:`~.evaluator.annotate` given the
+    Its own type so that preparing twice is a no-op: :func:`~.row_verdicts.annotate` given the
     evaluator's ``references`` reuses them instead of analysing every reference filter again.
     """
 

@@ -38,8 +38,9 @@ from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.delta import open_table
 from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 
-from .evaluator import Evaluator, annotate, filter_condition, tagging_checks
+from .evaluator import Evaluator, filter_condition
 from .relational import needed_views
+from .row_verdicts import annotate, tagging_checks
 from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit, driver_read_size
 from .spark_errors import first_line, quiet_pyspark_errors
 from .statistics_first import StatisticsSource

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -35,22 +37,33 @@ def first_line(exc: BaseException, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+_QUIET_LOCK = threading.Lock()
+_QUIET: dict[str, Any] = {"depth": 0, "previous": []}
+
+
 @contextlib.contextmanager
 def quiet_pyspark_errors() -> Iterator[None]:
     """Silence PySpark's own error loggers while we probe something that may legitimately fail.
 
     PySpark 4 logs every analysis error with a query context as a JSON line on stderr before
     raising it; an expected failure (an invalid filter we report as a check error) is not news.
+    Safe across threads (concurrent passes): the first one in silences, the last one out restores.
     """
     loggers = [logging.getLogger(name) for name in _PYSPARK_ERROR_LOGGERS]
-    previous = [lg.disabled for lg in loggers]
-    for lg in loggers:
-        lg.disabled = True
+    with _QUIET_LOCK:
+        if _QUIET["depth"] == 0:
+            _QUIET["previous"] = [lg.disabled for lg in loggers]
+            for lg in loggers:
+                lg.disabled = True
+        _QUIET["depth"] += 1
     try:
         yield
     finally:
-        for lg, was in zip(loggers, previous):
-            lg.disabled = was
+        with _QUIET_LOCK:
+            _QUIET["depth"] -= 1
+            if _QUIET["depth"] == 0:
+                for lg, was in zip(loggers, _QUIET["previous"]):
+                    lg.disabled = was
 
 
 @contextlib.contextmanager

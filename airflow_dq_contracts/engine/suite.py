@@ -32,9 +32,9 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import SparkSession
 
@@ -42,7 +42,9 @@ from airflow_dq_contracts.contract import ContractValidationError, load_contract
 from airflow_dq_contracts.contract.model import Contract
 from airflow_dq_contracts.results import ContractResult
 from airflow_dq_contracts.runspec import RunSpec, RunSpecError, SuiteSpec
+from airflow_dq_contracts.store import spark_remote
 
+from .concurrency import run_concurrently
 from .runner import run_contract
 from .spark_errors import job_group
 
@@ -128,9 +130,9 @@ def run_suite_outcomes(
         for outcome in pending:
             _run_one(spark, outcome, say)
     else:
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dq-suite") as pool:
-            # list(): wait for all, and re-raise nothing: _run_one keeps every failure in its outcome.
-            list(pool.map(lambda outcome: _run_one(spark, outcome, say), pending))
+        # Every run to its end (_run_one keeps every failure in its outcome); on Spark Connect each
+        # thread carries the run's operation tag, so a stopped task interrupts all of them.
+        run_concurrently(spark, [functools.partial(_run_one, spark, outcome, say) for outcome in pending], threads)
     failed = sum(1 for outcome in outcomes if outcome.result is None)
     say(
         f"suite: {len(outcomes)} contracts ({failed} without a result) in {time.perf_counter() - began:.2f} s, "
@@ -156,7 +158,9 @@ def _run_one(spark: SparkSession, outcome: SuiteOutcome, say: Progress) -> None:
         say(f"{name}: {message}")
 
     try:
-        session = spark.newSession()
+        # Its own session (SmallRunTuning sets session confs); Spark Connect has no newSession and
+        # leaves the server's settings alone, so its runs share the one session.
+        session = spark if spark_remote.remote_client() else spark.newSession()
         with job_group(session, f"dq-contracts:{outcome.spec.run_id}", f"dq-contracts suite: {name}"):
             outcome.result = run_contract(session, contract, outcome.spec, progress=tagged)
     except Exception as exc:  # noqa: BLE001 - one run's failure is its own error, the others go on

@@ -253,6 +253,9 @@ class ContractConnectHook(BaseHook):
             f"--remote={target.url}",
             f"--connect-timeout={target.connect_timeout:g}",
             f"--connection={self.conn_id}",
+            # The operator reads every output table back from this worker with delta-rs, so this
+            # worker sees them where the server writes them: the job commits results and registry here.
+            "--shared-storage",
         ]
 
     def environment(self, target: ConnectTarget) -> dict[str, str]:

@@ -94,7 +94,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--connect-timeout", type=float, metavar="SECONDS", help="fail when the server does not answer within this"
     )
     parser.add_argument("--connection", metavar="NAME", help="the Airflow connection's id, for error messages")
+    parser.add_argument(
+        "--shared-storage",
+        action="store_true",
+        help="with --remote: this process sees the output tables at the paths the server writes them "
+        "(the operator's read-back needs it): results and registry are committed here by delta-rs",
+    )
     return parser
+
+
+def _declare_storage(args: argparse.Namespace | None) -> None:
+    """``--shared-storage`` with ``--remote``: the client commits the results and registry itself (store/spark_remote.py)."""
+    if getattr(args, "remote", None) and getattr(args, "shared_storage", False):
+        from airflow_dq_contracts.store.spark_remote import declare_shared_storage
+
+        declare_shared_storage(True)
 
 
 def _shipped_file(name: str) -> str | None:
@@ -205,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
         # would be wrong on a cluster, so the submitter passes it explicitly when it wants it.
         # With --remote this process is a Spark Connect client instead (engine/connect_session.py).
         session_started = time.time()
+        _declare_storage(args)
         try:
             spark = job_session(f"dq-contracts:{contract.name}", args.remote, args.connect_timeout, args.connection)
         except ConnectUnreachable as exc:
@@ -262,6 +277,7 @@ def run_suite(suite: SuiteSpec, markers_out: str | None, args: argparse.Namespac
 
         outcomes = load_suite(suite)
         session_started = time.time()
+        _declare_storage(args)
         # --remote: a Spark Connect client (engine/connect_session.py), as for one run.
         remote = getattr(args, "remote", None)
         spark = job_session(

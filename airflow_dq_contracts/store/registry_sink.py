@@ -111,8 +111,8 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
     predicate = _key_predicate(row)
     # Compared with the stored (UTC) times: a naive time is UTC, as everywhere in the package.
     row = {**row, **{name: to_utc(row[name]) for name in REGISTRY_TIME_COLUMNS if row.get(name) is not None}}
-    # delta-rs from the driver: not on Spark Connect (the client's filesystem is not the server's).
-    driver_path = None if spark_remote.remote_client() else resolved.path
+    # delta-rs from the driver: on Spark Connect only where the client sees the server's paths.
+    driver_path = resolved.path if spark_remote.client_sees_outputs() else None
     if driver_path is not None and delta_commits.upsert_registry(driver_path, row):
         log.info(
             "%s: registered %s %s (run %s, delta-rs)",

@@ -19,7 +19,14 @@ SQL extensions executes (Databricks' included), so on a Connect session
 
 The driver-side shortcuts of the spark-submit job — delta-rs commits and reads from the driver
 (:mod:`~airflow_dq_contracts.store.delta_commits`) — are off on Connect (:func:`remote_client`): the
-client is not where Spark runs, and a path means what it means *on the server*.
+client is not where Spark runs, and a path means what it means *on the server*. Unless the client
+says it sees the server's output paths (:func:`declare_shared_storage`, the job's
+``--shared-storage``): the operator's Connect transport always does, because the operator reads
+every output table back with delta-rs from the same worker (so a worker that did not see them
+could not run a Connect task at all). Then the results table and the registry are committed by
+delta-rs from the client as in a spark-submit job (:func:`client_sees_outputs`), and the client holds
+the machine-wide commit lock around the server's commits to local tables. Inputs are not covered:
+they stay the server's alone.
 
 Example::
 
@@ -38,7 +45,9 @@ from pyspark.sql import types as T
 
 __all__ = [
     "catalog_locations",
+    "client_sees_outputs",
     "create_table_sql",
+    "declare_shared_storage",
     "delete_where",
     "describe_detail",
     "history",
@@ -60,6 +69,32 @@ def remote_client() -> bool:
     from pyspark.sql.utils import is_remote
 
     return bool(is_remote())
+
+
+#: Set by :func:`declare_shared_storage`: this Connect client sees the server's output paths.
+_SHARED_STORAGE = {"declared": False}
+
+
+def declare_shared_storage(shared: bool = True) -> None:
+    """Say whether this Connect client sees the output tables at the paths the server writes them.
+
+    The job's ``--shared-storage`` (passed by the operator's Connect transport, whose read-back
+    needs exactly that) and ``dq-contracts run --remote --shared-storage`` call it. Process-wide,
+    like PySpark's own Connect switch.
+    """
+    _SHARED_STORAGE["declared"] = bool(shared)
+
+
+def client_sees_outputs() -> bool:
+    """True when this process may read and commit the output tables' paths itself with delta-rs.
+
+    Always in a spark-submit driver (the driver is where Spark runs); on Spark Connect only after
+    :func:`declare_shared_storage`.
+
+    >>> declare_shared_storage(False); client_sees_outputs() == (not remote_client())
+    True
+    """
+    return not remote_client() or _SHARED_STORAGE["declared"]
 
 
 def table_reference(path: str | None, name: str | None) -> str:

@@ -160,8 +160,8 @@ def write_results(
             version = delta_commits.commit_results(resolved.path, records, run_id, token=token, attempts=max_attempts)
         except StoreError as exc:
             raise SinkError(str(exc), target=target) from None
-    # delta-rs from the driver: not on Spark Connect (the client's filesystem is not the server's).
-    elif resolved.path is not None and not spark_remote.remote_client():
+    # delta-rs from the driver: on Spark Connect only where the client sees the server's paths.
+    elif resolved.path is not None and spark_remote.client_sees_outputs():
         version = delta_commits.append_results(resolved.path, records, run_id, token=token)
     if version is not None:
         _DRIVER_COMMITS[resolved.text] = version

@@ -45,7 +45,7 @@ __all__ = ["SparkResultsStore"]
 def _local(target: str) -> bool:
     """A path on this machine's filesystem (delta-rs reads it without the session's credentials)."""
     text = target.strip()
-    if spark_remote.remote_client():  # Spark Connect: a path is the server's, not this client's
+    if not spark_remote.client_sees_outputs():  # Spark Connect: a path is the server's, not this client's
         return False
     return is_path(text) and ("://" not in text or text.startswith("file:"))
 

@@ -258,9 +258,9 @@ class SparkTarget:
 
         False — replace, which is always correct — for a catalog name and whenever delta-rs cannot
         tell (see :func:`airflow_dq_contracts.store.delta_commits.run_absent`), and on Spark Connect
-        (the client's filesystem is not the server's).
+        unless the client sees the server's paths (:func:`~.spark_remote.client_sees_outputs`).
         """
-        if spark_remote.remote_client():
+        if not spark_remote.client_sees_outputs():
             return False
         return delta_commits.run_absent(self.path, run_column, run_id)
 
@@ -415,9 +415,10 @@ CREATION_WAIT_SECONDS = 120.0
 def commit_lock(target: SparkTarget) -> contextlib.AbstractContextManager[None]:
     """The machine-wide lock of a local-filesystem table, held around a commit (see store/commit_lock.py).
 
-    None to hold for a catalog name, another store, or on Spark Connect (the path is the server's).
+    None to hold for a catalog name, another store, or on Spark Connect unless the client sees the
+    server's paths (then the server's commit is made under this machine's lock, as any local writer's).
     """
-    if target.path is None or spark_remote.remote_client():
+    if target.path is None or not spark_remote.client_sees_outputs():
         return contextlib.nullcontext()
     return local_commit_lock(target.path)
 
