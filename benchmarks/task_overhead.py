@@ -91,6 +91,7 @@ _PHASES = (
 _SESSION = re.compile(
     r"session: jvm_start=([\d.]+) jvm→python ([\d.]+) s, python→session ([\d.]+) s, session ([\d.]+) s"
 )
+_CONNECT_SESSION = re.compile(r"session: python_start=([\d.]+) python→session ([\d.]+) s, connect ([\d.]+) s")
 _IVY = re.compile(r"resolution report :: resolve (\d+)ms")
 
 
@@ -172,6 +173,16 @@ def _child_task(args: argparse.Namespace) -> None:
             marks["submit_end"] = time.time()
 
     ContractConnectHook.submit_job = connect_submit  # type: ignore[method-assign]
+    # The Connect job's lines, with their arrival times (the hook parses every line for its markers).
+    from airflow_dq_contracts.hooks import spark_connect as connect_module
+
+    original_parse = connect_module.parse_marker
+
+    def parse(line: str) -> Any:
+        lines.append((time.time(), line.rstrip()))
+        return original_parse(line)
+
+    connect_module.parse_marker = parse  # type: ignore[assignment]
     # The read-back proper (collect_summary) timed apart from the HTML report written after it.
     from airflow_dq_contracts.operators import contract_check
 
@@ -237,6 +248,7 @@ def phases(timings: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     grouped = 0.0
     done_at = None
+    plan_at: float | None = None
     for at, line in timings["lines"]:
         for name, pattern in _PHASES:
             match = pattern.search(line)
@@ -251,6 +263,15 @@ def phases(timings: dict[str, Any]) -> dict[str, float]:
             out["launcher"] = jvm_start - timings["submit_start"]
             out["jvm_to_python"] = float(session.group(2))
             out["python_to_session"] = float(session.group(3)) + float(session.group(4))
+        connect = _CONNECT_SESSION.search(line)
+        if connect:
+            out["client_start"] = float(connect.group(1)) - timings["submit_start"]
+            out["imports"] = float(connect.group(2))
+            out["connect"] = float(connect.group(3))
+        if "] plan: " in line:
+            plan_at = at
+        if "] evaluate: " in line and plan_at is not None:
+            out["passes_wall"] = at - plan_at
         ivy = _IVY.search(line)
         if ivy:
             out["jar_resolution"] = int(ivy.group(1)) / 1000

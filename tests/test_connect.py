@@ -255,6 +255,20 @@ def test_a_killed_job_interrupts_its_server_side_spark_job(env, connect_server, 
     assert not (tmp_path / "results").exists()
 
 
+def _last_committer(table: Path) -> str:
+    """Who wrote the table's newest commit: ``delta-rs`` or ``spark`` (from its ``commitInfo``)."""
+    log = sorted((table / "_delta_log").glob("*.json"))[-1]
+    for line in log.read_text().splitlines():
+        info = json.loads(line).get("commitInfo")
+        if info is not None:
+            if str(info.get("clientVersion", "")).startswith("delta-rs"):
+                return "delta-rs"
+            if "Apache-Spark" in str(info.get("engineInfo", "")):
+                return "spark"
+            return f"unknown: {info}"
+    return "no commitInfo"
+
+
 def _record(action: Any, outcome: list[BaseException]) -> None:
     try:
         action()
@@ -332,6 +346,28 @@ def test_cli_run_remote_gives_the_task_s_rows(env, connect_run, connect_server, 
     assert {c["check_id"]: {k: v for k, v in c.items() if k not in ignored} for c in summary["checks"]} == {
         c["check_id"]: {k: v for k, v in c.items() if k not in ignored} for c in by_task["checks"]
     }
+    # Without --shared-storage the server commits everything (a path is the server's).
+    assert _last_committer(tmp_path / "r") == _last_committer(tmp_path / "dq_contracts") == "spark"
+    # With it (what the operator's transport passes), this client commits the results and the registry
+    # with delta-rs: the same rows, a new run appended, the registry row of the contract version updated.
+    shared = subprocess.run(
+        [*cli, *common, "--remote", connect_server.url, "--shared-storage"],
+        capture_output=True,
+        text=True,
+        env=clean,
+        timeout=600,
+    )
+    assert shared.returncode == 0, shared.stderr[-3000:]
+    again = json.loads(shared.stdout)
+    assert again["run_id"] != summary["run_id"]
+    assert {c["check_id"]: {k: v for k, v in c.items() if k not in ignored} for c in again["checks"]} == {
+        c["check_id"]: {k: v for k, v in c.items() if k not in ignored} for c in summary["checks"]
+    }
+    assert _last_committer(tmp_path / "r") == _last_committer(tmp_path / "dq_contracts") == "delta-rs"
+    stored = delta_rows(tmp_path / "r", "run_id", again["run_id"])
+    assert sorted(r["check_id"] for r in stored) == sorted(c["check_id"] for c in again["checks"])
+    registry = delta_rows(tmp_path / "dq_contracts", "contract_name", "orders")
+    assert len(registry) == 1 and registry[0]["last_run_id"] == again["run_id"]
     down = subprocess.run(
         [*cli, *common, "--remote", f"sc://127.0.0.1:{_dead_port()}", "--connect-timeout", "2"],
         capture_output=True,

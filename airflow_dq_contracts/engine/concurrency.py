@@ -67,7 +67,8 @@ def run_concurrently(spark: SparkSession, jobs: Sequence[Callable[[], _T]], para
     """Run ``jobs`` (at most ``parallelism`` at a time); their results in order.
 
     Every job runs to its end; then the first exception raised by one of them (in job order) is
-    raised here. With ``parallelism`` 1, or one job, they run in this thread, in order.
+    raised here. An interrupt of the calling thread (``RunInterrupted``, ``KeyboardInterrupt``) is
+    raised at once. With ``parallelism`` 1, or one job, they run in this thread, in order.
     """
     if parallelism <= 1 or len(jobs) <= 1:
         return [job() for job in jobs]
@@ -83,9 +84,11 @@ def run_concurrently(spark: SparkSession, jobs: Sequence[Callable[[], _T]], para
         futures = [pool.submit(call, job) for job in jobs]
         outcomes: list[tuple[bool, Any]] = []
         for future in futures:
+            # An interrupt (the run told to stop: a BaseException, raised in this thread by its signal
+            # handler) is not held back: it leaves at once, the pool waiting for the jobs it stopped.
             try:
                 outcomes.append((True, future.result()))
-            except BaseException as exc:  # noqa: BLE001 - re-raised below, after every job ended
+            except Exception as exc:  # noqa: BLE001 - re-raised below, after every job ended
                 outcomes.append((False, exc))
     for ok, value in outcomes:
         if not ok:

@@ -60,8 +60,13 @@ class ConnectUnreachable(RuntimeError):
     """The Spark Connect server did not answer within the connect timeout (nothing was run)."""
 
 
-class RunInterrupted(RuntimeError):
-    """The job was told to stop (SIGTERM) and interrupted its operations on the server."""
+class RunInterrupted(BaseException):
+    """The job was told to stop (SIGTERM) and interrupted its operations on the server.
+
+    A ``BaseException``, like ``KeyboardInterrupt``: raised wherever the job's main thread is when
+    the signal comes, it must pass every ``except Exception`` that turns bad data into a check error
+    or a fallback — a stopped run must stop, not start its fallback queries.
+    """
 
 
 def with_token(url: str, token: str | None) -> str:

@@ -56,6 +56,7 @@ from airflow_dq_contracts.results import (
     parse_time,
     utcnow,
 )
+from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.spark_history import HistorySource, load_history
 
 from .concurrency import pass_parallelism, run_concurrently
@@ -283,8 +284,8 @@ class Evaluator:
         self.statistics_rows = outcome.row_count
         self.stats.append(PhaseStat("statistics", time.perf_counter() - began, None, outcome.detail))
 
-    def _scan(self, planned: list[_Planned]) -> None:
-        began = time.perf_counter()
+    def _scan_exprs(self, planned: list[_Planned]) -> tuple[list[str | None], list[Column], list[_Planned]] | None:
+        """The scan's row counts and every live metric's aggregates (slices noted); None when nothing is left for it."""
         keys, exprs = self._row_count_exprs()
         live = [p for p in planned if not p.error and p.answered is None]
         known = self.statistics_rows
@@ -292,27 +293,47 @@ class Evaluator:
             self.row_counts = {None: known}  # nothing left for the scan: skip it
             self.stats.append(PhaseStat("scan", 0.0, None, f"{known:,} rows from the Delta log: no scan"))
             self.progress(f"scan: none ({known:,} rows from the Delta log's statistics)")
-            return
+            return None
         for item in live:
             contributed = item.metric.aggregations(self._scope(item.scope_key))
             item.scan_slice = (len(exprs), len(exprs) + len(contributed))
             exprs.extend(contributed)
+        return keys, exprs, live
+
+    def _scan(self, planned: list[_Planned]) -> None:
+        began = time.perf_counter()
+        built = self._scan_exprs(planned)
+        if built is None:
+            return
+        keys, exprs, live = built
         group = self._job_group("scan")
         fallback = False
         try:
             self.scan_frame = self.df.agg(*exprs)
             with job_group(self.spark, group, f"dq-contracts scan of {self.dataset}"), quiet_pyspark_errors():
-                row = self.scan_frame.collect()[0]
-            values = list(row)
-            for item in live:
-                item.scan_values = values[item.scan_slice[0] : item.scan_slice[1]]
+                values = list(self.scan_frame.collect()[0])
         except Exception as exc:  # noqa: BLE001 - isolate the metric(s) that break the scan
             fallback = True
             log.warning("shared scan failed (%s); evaluating metrics one by one", first_line(exc))
             values = self._scan_one_by_one(live, keys, exprs, group)
+        self._scan_done(keys, exprs, live, values, time.perf_counter() - began, group, fallback)
+
+    def _scan_done(
+        self,
+        keys: list[str | None],
+        exprs: list[Column],
+        live: list[_Planned],
+        values: list[Any],
+        seconds: float,
+        group: str | None,
+        fallback: bool = False,
+        how: str = "in one pass",
+    ) -> None:
+        if not fallback:
+            for item in live:
+                item.scan_values = values[item.scan_slice[0] : item.scan_slice[1]]
         self.row_counts = {key: int(values[index] or 0) for index, key in enumerate(keys)}
-        seconds = time.perf_counter() - began
-        detail = f"{self.row_counts[None]:,} rows, {len(exprs)} aggregates in one pass" + (
+        detail = f"{self.row_counts[None]:,} rows, {len(exprs)} aggregates {how}" + (
             " (fallback: one pass per metric)" if fallback else ""
         )
         self.stats.append(PhaseStat("scan", seconds, group, detail))
@@ -358,6 +379,8 @@ class Evaluator:
         order of a sequential run (scan, then the passes by number).
         """
         passes = self._group_passes(planned)
+        if passes and spark_remote.remote_client() and self._in_one_query(planned, passes):
+            return
         jobs = [functools.partial(self._scan, planned)]
         jobs += [
             functools.partial(self._group_pass, number, identity, members) for number, (identity, members) in passes
@@ -382,11 +405,10 @@ class Evaluator:
                 passes.setdefault(identity, []).append((item, keys))
         return list(enumerate(passes.items()))
 
-    def _group_pass(
+    def _group_frame(
         self, number: int, identity: tuple[str, ...], members: list[tuple[_Planned, list[GroupKey]]]
-    ) -> None:
-        """One grouped pass: its keys' counts, then every member's aggregations over them (one job)."""
-        began = time.perf_counter()
+    ) -> tuple[DataFrame, list[tuple[_Planned, int, int]]]:
+        """One grouped pass as a one-row frame: its keys' counts, then every member's aggregations over them."""
         ordered = sorted(members[0][1], key=lambda k: k.identity)
         position = {k.identity: i for i, k in enumerate(ordered)}
         scope_keys = list(dict.fromkeys(item.scope_key for item, _ in members))
@@ -400,22 +422,87 @@ class Evaluator:
             contributed = item.metric.group_aggregations(GroupScope(key_cols, F.col(count_names[item.scope_key])))
             slices.append((item, len(exprs), len(exprs) + len(contributed)))
             exprs.extend(contributed)
+        frame = grouped.agg(*exprs)
+        self.group_frames[identity] = frame
+        return frame, slices
+
+    def _group_pass(
+        self, number: int, identity: tuple[str, ...], members: list[tuple[_Planned, list[GroupKey]]]
+    ) -> None:
+        """One grouped pass (one job); a failure errors its checks only."""
+        began = time.perf_counter()
         group = self._job_group(f"group{number}")
         label = ", ".join(identity)
+        slices: list[tuple[_Planned, int, int]] = []
         try:
-            frame = grouped.agg(*exprs)
-            self.group_frames[identity] = frame
+            frame, slices = self._group_frame(number, identity, members)
             with job_group(self.spark, group, f"dq-contracts grouped pass [{label}]"), quiet_pyspark_errors():
                 values = list(frame.collect()[0])
             for item, lo, hi in slices:
                 item.grouped_values = values[lo:hi]
         except Exception as exc:  # noqa: BLE001 - a grouped pass failing errors its checks only
-            for item, _, _ in slices:
+            for item, _ in members:
                 item.error = f"Spark could not compute the grouped pass [{label}]: {first_line(exc)}"
-        seconds = time.perf_counter() - began
+        self._group_done(number, label, members, time.perf_counter() - began, group)
+
+    def _group_done(
+        self,
+        number: int,
+        label: str,
+        members: list[tuple[_Planned, list[GroupKey]]],
+        seconds: float,
+        group: str | None,
+        how: str = "",
+    ) -> None:
         detail = f"[{label}] for {len(members)} check(s)"
-        self.stats.append(PhaseStat(f"group{number}", seconds, group, detail))
-        self.progress(f"grouped pass {detail} in {seconds:.2f} s")
+        self.stats.append(PhaseStat(f"group{number}", seconds, group, detail + how))
+        self.progress(f"grouped pass {detail}{how} in {seconds:.2f} s")
+
+    def _in_one_query(self, planned: list[_Planned], passes: list[tuple[int, tuple[Any, Any]]]) -> bool:
+        """The scan and every grouped pass as ONE query — their one-row results side by side — on Spark Connect.
+
+        There each query is a round trip with its own analysis and Delta snapshot: one query instead
+        of several halves a small run's passes (a scan the Delta log made needless: the passes alone). False,
+        nothing recorded, when the query fails on the data: the passes then run separately, errors isolated.
+        """
+        began = time.perf_counter()
+        mark = len(self.stats)
+        built = self._scan_exprs(planned)
+        if built is None:  # the Delta log answered what the scan would have: the grouped passes alone
+            jobs = [
+                functools.partial(self._group_pass, number, identity, members) for number, (identity, members) in passes
+            ]
+            run_concurrently(self.spark, jobs, pass_parallelism(self.spark, len(jobs)))
+            return True
+        keys, exprs, live = built
+        try:
+            scan = self.df.agg(*[e.alias(f"_dq_s{i}") for i, e in enumerate(exprs)])
+            combined, parts = scan, []
+            for number, (identity, members) in passes:
+                frame, slices = self._group_frame(number, identity, members)
+                names = [f"_dq_g{number}_{i}" for i in range(len(frame.columns))]
+                combined = combined.crossJoin(frame.toDF(*names))
+                parts.append((number, identity, members, slices, len(names)))
+            with quiet_pyspark_errors():
+                values = list(combined.collect()[0])
+        except Exception as exc:  # noqa: BLE001 - the separate passes isolate what breaks
+            log.info("the passes in one query failed (%s); running them separately", first_line(exc))
+            for item in live:
+                item.scan_slice = (0, 0)
+            del self.stats[mark:]
+            return False
+        self.scan_frame = scan
+        seconds = time.perf_counter() - began
+        how = f"with {len(passes)} grouped pass(es) in one query"
+        self._scan_done(keys, exprs, live, values[: len(exprs)], seconds, None, how=how)
+        offset = len(exprs)
+        for number, identity, members, slices, width in parts:
+            row = values[offset : offset + width]
+            offset += width
+            for item, lo, hi in slices:
+                item.grouped_values = row[lo:hi]
+            self._group_done(number, ", ".join(identity), members, seconds, None, how=" (in the scan's query)")
+        return True
 
     def _learn(self) -> dict[str, BaselineOutcome | str]:
         """Per baseline check, its bounds for this run (or why the history could not be read).

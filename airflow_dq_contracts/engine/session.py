@@ -88,8 +88,11 @@ def startup_line(spark: SparkSession, python_started: float, session_started: fl
     try:
         jvm: Any = spark.sparkContext._jvm
         jvm_start = float(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()) / 1000
-    except Exception:  # noqa: BLE001 - Spark Connect: no driver JVM in reach
-        return f"session: ready in {now - session_started:.2f} s"
+    except Exception:  # noqa: BLE001 - Spark Connect: no driver JVM in reach, the client's own start-up
+        return (
+            f"session: python_start={python_started:.3f} python→session {session_started - python_started:.2f} s, "
+            f"connect {now - session_started:.2f} s"
+        )
     return (
         f"session: jvm_start={jvm_start:.3f} jvm→python {python_started - jvm_start:.2f} s, "
         f"python→session {session_started - python_started:.2f} s, session {now - session_started:.2f} s"

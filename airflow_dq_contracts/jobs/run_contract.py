@@ -103,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """True for the Connect job's stop on SIGTERM (engine/connect_session.py: a BaseException)."""
+    module = sys.modules.get("airflow_dq_contracts.engine.connect_session")
+    return module is not None and isinstance(exc, module.RunInterrupted)
+
+
 def _declare_storage(args: argparse.Namespace | None) -> None:
     """``--shared-storage`` with ``--remote``: the client commits the results and registry itself (store/spark_remote.py)."""
     if getattr(args, "remote", None) and getattr(args, "shared_storage", False):
@@ -240,6 +246,11 @@ def run(args: argparse.Namespace) -> int:
         traceback.print_exc()
         _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
         return EXIT_RUN_FAILED
+    except BaseException as exc:
+        if not _interrupted(exc):
+            raise
+        _emit(ERROR_MARKER, {"kind": "run_failed", "message": str(exc)}, markers_out)
+        return EXIT_RUN_FAILED
 
     _emit(DONE_MARKER, {**done_payload(summary, result), "locations": locations}, markers_out)
     return EXIT_OK
@@ -293,6 +304,11 @@ def run_suite(suite: SuiteSpec, markers_out: str | None, args: argparse.Namespac
     except Exception as exc:  # noqa: BLE001 - every failure becomes one readable marker + exit 1
         traceback.print_exc()
         _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
+        return EXIT_RUN_FAILED
+    except BaseException as exc:
+        if not _interrupted(exc):
+            raise
+        _emit(ERROR_MARKER, {"kind": "run_failed", "message": str(exc)}, markers_out)
         return EXIT_RUN_FAILED
     _emit(DONE_MARKER, {SUITE_KEY: entries}, markers_out)
     return EXIT_OK
