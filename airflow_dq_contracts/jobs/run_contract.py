@@ -340,4 +340,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover - spark-submit goes through the bundle's launcher
-    sys.exit(main())
+    # ``python -m`` is the Spark Connect transport's entry (hooks/spark_connect.py): by now the run's
+    # session is released and its markers are out, so the interpreter's teardown of pandas, pyarrow
+    # and gRPC (a few tenths of a second of a short task) is skipped.
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
