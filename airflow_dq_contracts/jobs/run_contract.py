@@ -246,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
         traceback.print_exc()
         _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
         return EXIT_RUN_FAILED
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - only the Connect stop (RunInterrupted) is reported; the rest re-raised
         if not _interrupted(exc):
             raise
         _emit(ERROR_MARKER, {"kind": "run_failed", "message": str(exc)}, markers_out)
@@ -305,7 +305,7 @@ def run_suite(suite: SuiteSpec, markers_out: str | None, args: argparse.Namespac
         traceback.print_exc()
         _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
         return EXIT_RUN_FAILED
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - only the Connect stop (RunInterrupted) is reported; the rest re-raised
         if not _interrupted(exc):
             raise
         _emit(ERROR_MARKER, {"kind": "run_failed", "message": str(exc)}, markers_out)
