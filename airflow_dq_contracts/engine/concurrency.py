@@ -24,7 +24,15 @@ from typing import Any, TypeVar
 
 from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_PASS_PARALLELISM", "PASS_PARALLELISM_CONF_KEY", "pass_parallelism", "run_concurrently"]
+from airflow_dq_contracts.store import spark_remote
+
+__all__ = [
+    "DEFAULT_PASS_PARALLELISM",
+    "PASS_PARALLELISM_CONF_KEY",
+    "conf_parallelism",
+    "pass_parallelism",
+    "run_concurrently",
+]
 
 _T = TypeVar("_T")
 
@@ -33,13 +41,18 @@ PASS_PARALLELISM_CONF_KEY = "spark.dqcontracts.passParallelism"
 DEFAULT_PASS_PARALLELISM = 4
 
 
+def conf_parallelism(spark: SparkSession, key: str, default: int, jobs: int) -> int:
+    """Threads for ``jobs`` jobs from the Spark conf ``key`` (``default`` when unset or not a number), 1..``jobs``."""
+    try:
+        wanted = int(spark.conf.get(key, str(default)) or default)
+    except ValueError:
+        wanted = default
+    return max(1, min(wanted, jobs))
+
+
 def pass_parallelism(spark: SparkSession, jobs: int) -> int:
     """Threads for ``jobs`` passes: ``spark.dqcontracts.passParallelism`` (default 4), at least 1, at most ``jobs``."""
-    try:
-        wanted = int(spark.conf.get(PASS_PARALLELISM_CONF_KEY, str(DEFAULT_PASS_PARALLELISM)) or 1)
-    except ValueError:
-        wanted = DEFAULT_PASS_PARALLELISM
-    return max(1, min(wanted, jobs))
+    return conf_parallelism(spark, PASS_PARALLELISM_CONF_KEY, DEFAULT_PASS_PARALLELISM, jobs)
 
 
 def _tags(spark: SparkSession) -> set[str]:
@@ -72,7 +85,7 @@ def run_concurrently(spark: SparkSession, jobs: Sequence[Callable[[], _T]], para
     """
     if parallelism <= 1 or len(jobs) <= 1:
         return [job() for job in jobs]
-    remote_tags = _tags(spark) if _is_remote(spark) else set()
+    remote_tags = _tags(spark) if spark_remote.remote_client() else set()
 
     def call(job: Callable[[], _T]) -> _T:
         if not remote_tags:
@@ -94,7 +107,3 @@ def run_concurrently(spark: SparkSession, jobs: Sequence[Callable[[], _T]], para
         if not ok:
             raise value
     return [value for _, value in outcomes]
-
-
-def _is_remote(spark: SparkSession) -> bool:
-    return type(spark).__module__.startswith("pyspark.sql.connect")

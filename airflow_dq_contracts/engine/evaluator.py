@@ -284,12 +284,20 @@ class Evaluator:
         self.statistics_rows = outcome.row_count
         self.stats.append(PhaseStat("statistics", time.perf_counter() - began, None, outcome.detail))
 
+    def _scan_needed(self, planned: list[_Planned]) -> bool:
+        """False when the Delta log gave the row count and left nothing else for the scan."""
+        live = [p for p in planned if not p.error and p.answered is None]
+        return self.statistics_rows is None or any(
+            p.scope_key is not None or p.metric.aggregations(Scope(None)) for p in live
+        )
+
     def _scan_exprs(self, planned: list[_Planned]) -> tuple[list[str | None], list[Column], list[_Planned]] | None:
         """The scan's row counts and every live metric's aggregates (slices noted); None when nothing is left for it."""
         keys, exprs = self._row_count_exprs()
         live = [p for p in planned if not p.error and p.answered is None]
         known = self.statistics_rows
-        if known is not None and all(p.scope_key is None and not p.metric.aggregations(Scope(None)) for p in live):
+        if not self._scan_needed(planned):
+            assert known is not None
             self.row_counts = {None: known}  # nothing left for the scan: skip it
             self.stats.append(PhaseStat("scan", 0.0, None, f"{known:,} rows from the Delta log: no scan"))
             self.progress(f"scan: none ({known:,} rows from the Delta log's statistics)")
@@ -406,7 +414,7 @@ class Evaluator:
         return list(enumerate(passes.items()))
 
     def _group_frame(
-        self, number: int, identity: tuple[str, ...], members: list[tuple[_Planned, list[GroupKey]]]
+        self, identity: tuple[str, ...], members: list[tuple[_Planned, list[GroupKey]]]
     ) -> tuple[DataFrame, list[tuple[_Planned, int, int]]]:
         """One grouped pass as a one-row frame: its keys' counts, then every member's aggregations over them."""
         ordered = sorted(members[0][1], key=lambda k: k.identity)
@@ -435,7 +443,7 @@ class Evaluator:
         label = ", ".join(identity)
         slices: list[tuple[_Planned, int, int]] = []
         try:
-            frame, slices = self._group_frame(number, identity, members)
+            frame, slices = self._group_frame(identity, members)
             with job_group(self.spark, group, f"dq-contracts grouped pass [{label}]"), quiet_pyspark_errors():
                 values = list(frame.collect()[0])
             for item, lo, hi in slices:
@@ -462,24 +470,20 @@ class Evaluator:
         """The scan and every grouped pass as ONE query — their one-row results side by side — on Spark Connect.
 
         There each query is a round trip with its own analysis and Delta snapshot: one query instead
-        of several halves a small run's passes (a scan the Delta log made needless: the passes alone). False,
-        nothing recorded, when the query fails on the data: the passes then run separately, errors isolated.
+        of several halves a small run's passes. False, nothing recorded, when the Delta log made the scan
+        needless or the query fails on the data: the passes then run as usual, errors isolated.
         """
+        if not self._scan_needed(planned):
+            return False  # the Delta log answered what the scan would have: the passes as usual
         began = time.perf_counter()
-        mark = len(self.stats)
         built = self._scan_exprs(planned)
-        if built is None:  # the Delta log answered what the scan would have: the grouped passes alone
-            jobs = [
-                functools.partial(self._group_pass, number, identity, members) for number, (identity, members) in passes
-            ]
-            run_concurrently(self.spark, jobs, pass_parallelism(self.spark, len(jobs)))
-            return True
+        assert built is not None
         keys, exprs, live = built
         try:
             scan = self.df.agg(*[e.alias(f"_dq_s{i}") for i, e in enumerate(exprs)])
             combined, parts = scan, []
             for number, (identity, members) in passes:
-                frame, slices = self._group_frame(number, identity, members)
+                frame, slices = self._group_frame(identity, members)
                 names = [f"_dq_g{number}_{i}" for i in range(len(frame.columns))]
                 combined = combined.crossJoin(frame.toDF(*names))
                 parts.append((number, identity, members, slices, len(names)))
@@ -487,9 +491,6 @@ class Evaluator:
                 values = list(combined.collect()[0])
         except Exception as exc:  # noqa: BLE001 - the separate passes isolate what breaks
             log.info("the passes in one query failed (%s); running them separately", first_line(exc))
-            for item in live:
-                item.scan_slice = (0, 0)
-            del self.stats[mark:]
             return False
         self.scan_frame = scan
         seconds = time.perf_counter() - began

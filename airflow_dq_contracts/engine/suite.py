@@ -44,7 +44,7 @@ from airflow_dq_contracts.results import ContractResult
 from airflow_dq_contracts.runspec import RunSpec, RunSpecError, SuiteSpec
 from airflow_dq_contracts.store import spark_remote
 
-from .concurrency import run_concurrently
+from .concurrency import conf_parallelism, run_concurrently
 from .runner import run_contract
 from .spark_errors import job_group
 
@@ -104,11 +104,7 @@ def load_suite(suite: SuiteSpec) -> list[SuiteOutcome]:
 
 def suite_parallelism(spark: SparkSession, runs: int) -> int:
     """Threads for ``runs`` runs: ``spark.dqcontracts.suiteParallelism`` (default 4), at least 1, at most ``runs``."""
-    try:
-        wanted = int(spark.conf.get(PARALLELISM_CONF_KEY, str(DEFAULT_PARALLELISM)) or DEFAULT_PARALLELISM)
-    except ValueError:
-        wanted = DEFAULT_PARALLELISM
-    return max(1, min(wanted, runs))
+    return conf_parallelism(spark, PARALLELISM_CONF_KEY, DEFAULT_PARALLELISM, runs)
 
 
 def run_suite_outcomes(

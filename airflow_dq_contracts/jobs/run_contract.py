@@ -103,10 +103,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _interrupted(exc: BaseException) -> bool:
-    """True for the Connect job's stop on SIGTERM (engine/connect_session.py: a BaseException)."""
-    module = sys.modules.get("airflow_dq_contracts.engine.connect_session")
-    return module is not None and isinstance(exc, module.RunInterrupted)
+def _run_failed(exc: BaseException, markers_out: str | None) -> int:
+    """One readable ERROR marker + exit 1 for a failed run, or for the Connect job's stop on SIGTERM
+    (engine/connect_session.py's ``RunInterrupted``, a BaseException); any other BaseException is re-raised."""
+    if isinstance(exc, Exception):
+        traceback.print_exc()
+        message = error_text(exc)
+    else:
+        module = sys.modules.get("airflow_dq_contracts.engine.connect_session")
+        if module is None or not isinstance(exc, module.RunInterrupted):
+            raise exc
+        message = str(exc)
+    _emit(ERROR_MARKER, {"kind": "run_failed", "message": message}, markers_out)
+    return EXIT_RUN_FAILED
 
 
 def _declare_storage(args: argparse.Namespace | None) -> None:
@@ -242,15 +251,8 @@ def run(args: argparse.Namespace) -> int:
         if spec.summary_out:
             with open(spec.summary_out, "w", encoding="utf-8") as handle:
                 json.dump(summary, handle, indent=2, default=str)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes one readable marker + exit 1
-        traceback.print_exc()
-        _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
-        return EXIT_RUN_FAILED
-    except BaseException as exc:  # noqa: BLE001 - only the Connect stop (RunInterrupted) is reported; the rest re-raised
-        if not _interrupted(exc):
-            raise
-        _emit(ERROR_MARKER, {"kind": "run_failed", "message": str(exc)}, markers_out)
-        return EXIT_RUN_FAILED
+    except BaseException as exc:  # noqa: BLE001 - failures and the Connect stop become a marker; the rest re-raised
+        return _run_failed(exc, markers_out)
 
     _emit(DONE_MARKER, {**done_payload(summary, result), "locations": locations}, markers_out)
     return EXIT_OK
@@ -301,15 +303,8 @@ def run_suite(suite: SuiteSpec, markers_out: str | None, args: argparse.Namespac
         with run_scope(spark, outcomes[0].spec.run_id if outcomes else None, remote=bool(remote)):
             run_suite_outcomes(spark, outcomes, progress=_progress)
         entries = [_suite_entry(outcome) for outcome in outcomes]
-    except Exception as exc:  # noqa: BLE001 - every failure becomes one readable marker + exit 1
-        traceback.print_exc()
-        _emit(ERROR_MARKER, {"kind": "run_failed", "message": error_text(exc)}, markers_out)
-        return EXIT_RUN_FAILED
-    except BaseException as exc:  # noqa: BLE001 - only the Connect stop (RunInterrupted) is reported; the rest re-raised
-        if not _interrupted(exc):
-            raise
-        _emit(ERROR_MARKER, {"kind": "run_failed", "message": str(exc)}, markers_out)
-        return EXIT_RUN_FAILED
+    except BaseException as exc:  # noqa: BLE001 - failures and the Connect stop become a marker; the rest re-raised
+        return _run_failed(exc, markers_out)
     _emit(DONE_MARKER, {SUITE_KEY: entries}, markers_out)
     return EXIT_OK
 
