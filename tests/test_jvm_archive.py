@@ -68,6 +68,43 @@ def test_the_default_archive_is_keyed_to_java_spark_and_the_delta_jars(monkeypat
     assert jvm_archive.archive_key([]) != before
 
 
+def test_the_same_spark_installed_again_gets_another_archive(monkeypatch, tmp_path):
+    """Java refuses an archive whose jars changed size or time; a reinstall (a CI venv) must not map it."""
+    spark_home = tmp_path / "spark"
+    (spark_home / "jars").mkdir(parents=True)
+    jar = spark_home / "jars" / "slf4j-api-2.0.17.jar"
+    jar.write_bytes(b"classes")
+    delta = tmp_path / "delta-spark_2.13-4.0.0.jar"
+    delta.write_bytes(b"delta")
+    monkeypatch.setenv("SPARK_HOME", str(spark_home))
+    first = jvm_archive.archive_key([str(delta)])
+    assert jvm_archive.archive_key([str(delta)]) == first  # nothing changed: the same archive
+    os.utime(jar, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns + 1_000_000_000))
+    reinstalled = jvm_archive.archive_key([str(delta)])
+    assert reinstalled != first  # same name, same content, a new time: Java would refuse the old one
+    os.utime(delta, ns=(delta.stat().st_atime_ns, delta.stat().st_mtime_ns + 1_000_000_000))
+    assert jvm_archive.archive_key([str(delta)]) not in (first, reinstalled)
+    # A Delta jar not downloaded yet still counts by its name.
+    assert jvm_archive.archive_key([str(tmp_path / "absent.jar")]) != jvm_archive.archive_key([str(delta)])
+
+
+def test_a_build_keeps_the_newest_archives_and_removes_older_ones(tmp_path):
+    folder = tmp_path / "jvm-archive"
+    folder.mkdir()
+    names = [f"dq-contracts-{i:016x}.jsa" for i in range(5)]
+    for age, name in enumerate(names):  # names[0] the newest
+        (folder / name).write_bytes(b"archive")
+        (folder / f".{name}.lock").write_bytes(b"")
+        stamp = 1_700_000_000 - age * 3600
+        os.utime(folder / name, (stamp, stamp))
+    (folder / "unrelated.txt").write_text("kept")
+    removed = jvm_archive.prune(folder, keep=3)
+    assert sorted(p.name for p in removed) == sorted(names[3:])
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == sorted([*names[:3], *(f".{n}.lock" for n in names[:3]), "unrelated.txt"])
+    assert jvm_archive.prune(folder, keep=3) == []
+
+
 def test_the_hook_maps_the_archive_for_a_driver_on_this_machine(monkeypatch, fake_archive):
     joined = " ".join(_hook()._build_spark_submit_command("app.py"))
     assert f"{KEY}=-XX:SharedArchiveFile={fake_archive}" in joined

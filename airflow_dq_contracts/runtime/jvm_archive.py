@@ -11,8 +11,11 @@ in-process sessions of the CLI — gets ``-XX:SharedArchiveFile=<archive>``.
 Safe by construction:
 
 * The archive's file name is a hash of everything it depends on (the ``java`` binary and its
-  ``libjvm``, the Spark jars, the Delta jars), so an upgraded JDK or Spark simply finds no archive
-  and runs as before; there is no stale archive to trip over.
+  ``libjvm``, the Spark jars, the Delta jars — each by path, size and modification time, which is
+  what Java itself checks), so an upgraded JDK or Spark, or the same Spark installed again into a
+  fresh virtualenv, simply finds no archive and runs as before; there is no stale archive to trip over.
+* A build keeps the newest few archives of the folder and removes older ones (each is ~190 MB; a
+  machine whose virtualenv is rebuilt for every CI run would otherwise collect one per run).
 * Java itself checks the archive when it maps it (``-Xshare:auto``, the default); one that does
   not fit is ignored with a warning, never a failure.
 * Nothing is built on a task's path: no archive, no option. The build writes a temporary file and
@@ -90,12 +93,21 @@ def archive_key(delta_jars: list[str] | None = None) -> str | None:
     parts = [_fingerprint(java)]
     for libjvm in sorted(glob.glob(str(java.parent.parent / "lib" / "server" / "libjvm.*"))):
         parts.append(_fingerprint(Path(libjvm)))
-    parts += sorted(os.path.basename(p) for p in glob.glob(str(spark_jars / "*.jar")))
+    # Java refuses an archive when any jar it was built from has another size or modification time
+    # (a reinstall of the same version changes the times): the key follows the same facts.
+    parts += sorted(_fingerprint_or_name(Path(p)) for p in glob.glob(str(spark_jars / "*.jar")))
     parts.append(str(spark_jars))
     if delta_jars is None:
         delta_jars = [str(p) for p in _delta_jars_if_present()]
-    parts += sorted(delta_jars)
+    parts += sorted(_fingerprint_or_name(Path(p)) for p in delta_jars)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _fingerprint_or_name(path: Path) -> str:
+    try:
+        return _fingerprint(path)
+    except OSError:  # not there (yet): its name still tells versions apart
+        return str(path)
 
 
 def _delta_jars_if_present() -> list[Path]:
@@ -120,6 +132,34 @@ def planned_archive() -> Path | None:
         return Path(configured)
     key = archive_key()
     return None if key is None else default_archive_dir() / f"dq-contracts-{key}.jsa"
+
+
+KEEP_ARCHIVES = 3
+
+
+def prune(folder: Path, keep: int = KEEP_ARCHIVES) -> list[Path]:
+    """Remove all but the ``keep`` newest archives of ``folder`` (and their lock files); returns the removed.
+
+    An older archive belongs to a Java/Spark/Delta that is gone or was reinstalled (its key no longer
+    matches); if some other installation on this machine still used it, its drivers simply start
+    without one until its next ``jvm-archive build``. A driver that has it mapped keeps its mapping.
+    """
+    archives = []
+    for path in folder.glob("dq-contracts-*.jsa"):
+        try:
+            archives.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    archives.sort(reverse=True)
+    removed = []
+    for _, path in archives[keep:]:
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        (folder / f".{path.name}.lock").unlink(missing_ok=True)
+        removed.append(path)
+    return removed
 
 
 def _built(archive: Path) -> bool:
@@ -304,4 +344,7 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS, log: Call
                 f"[dq-contracts] JVM archive ready: {archive.stat().st_size / 1e6:.0f} MB in "
                 f"{time.monotonic() - began:.0f} s"
             )
+    if not os.environ.get(ARCHIVE_ENV, "").strip():  # only the machine's own folder, never a chosen file's
+        for old in prune(archive.parent):
+            log(f"[dq-contracts] removed an older JVM archive {old}")
     return archive
