@@ -9,7 +9,10 @@ Expected rows are computed here in plain Python from the generated rows, never b
 from __future__ import annotations
 
 import collections
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -221,6 +224,36 @@ def test_the_read_back_reads_the_runs_own_commit_and_falls_back_to_a_scan(spark,
     # The expected failed rows, from plain Python: whitelist misses in DIRTY.
     known = {c.check_id: c.failed_rows for c in scanned}["status/known"]
     assert known == sum(1 for row in DIRTY if row[1] not in ("new", "paid"))
+
+
+def test_the_read_back_of_a_delta_rs_commit_imports_no_pandas(spark, tmp_path):
+    """delta-rs leaves the partition column out of its files: the one-commit read rebuilds it — in a fresh
+    process, without importing pandas (pyarrow's conversion of a Python list would: a quarter of a
+    second of every task's read-back, on a worker that needs no pandas)."""
+    source, results = str(tmp_path / "in"), str(tmp_path / "results")
+    _write_input(spark, source, DIRTY)
+    _run(spark, source, "run-a", results_table=results)
+    run_c, _ = _run(spark, source, "run-c", results_table=results)  # a new run: appended by delta-rs
+    log = (tmp_path / "results" / "_delta_log" / f"{run_c.results_version:020d}.json").read_text()
+    assert '"engineInfo":"delta-rs' in log
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys\n"
+            "from airflow_dq_contracts.store import results_store\n"
+            f"rows = results_store.read_results({results!r}, 'run-c', contract_name='write_path', "
+            f"version={run_c.results_version})\n"
+            "print(json.dumps([sorted(r.check_id for r in rows), sorted({r.contract_name for r in rows}), "
+            "'pandas' in sys.modules]))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    expected = sorted(c.check_id for c in run_c.checks)
+    assert json.loads(probe.stdout.strip().splitlines()[-1]) == [expected, ["write_path"], False]
 
 
 # --------------------------------------------------------------------------------------- small inputs

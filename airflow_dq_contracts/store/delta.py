@@ -281,6 +281,30 @@ def scan_table(table: Any, location: str, what: str, columns: Sequence[str] | No
         raise StoreError(f"{what} table {location!r} cannot be read: {exc}", location) from exc
 
 
+def constant_strings(value: str | None, length: int) -> Any:
+    """A ``pyarrow`` string array of ``length`` copies of ``value`` (nulls for ``None``), built from buffers.
+
+    ``pa.array([...])`` — and even ``pa.scalar`` — imports pandas to check for pandas-like input: a
+    quarter of a second of the operator's read-back on a worker where nothing else needs pandas.
+
+    >>> constant_strings("orders", 3).to_pylist(), constant_strings(None, 2).to_pylist()
+    (['orders', 'orders', 'orders'], [None, None])
+    """
+    import array
+
+    import pyarrow as pa
+
+    if value is None:
+        return pa.nulls(length, pa.string())
+    data = value.encode("utf-8")
+    offsets = (
+        array.array("i", range(0, len(data) * (length + 1), len(data)))
+        if data
+        else array.array("i", [0] * (length + 1))
+    )
+    return pa.StringArray.from_buffers(length, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data * length))
+
+
 def plain_rows(data: Any) -> list[dict[str, Any]]:
     """A ``pyarrow.Table``'s rows as dicts, timestamps as aware UTC datetimes.
 

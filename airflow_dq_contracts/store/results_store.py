@@ -37,6 +37,7 @@ from airflow_dq_contracts.store.base import ResultsStore
 from airflow_dq_contracts.store.delta import (
     StoreError,
     TableNotFoundError,
+    constant_strings,
     is_path,
     normalise_location,
     open_table,
@@ -107,7 +108,7 @@ def commit_rows(location: str, version: int, run_id: str, names: list[str]) -> l
                 if name in data.column_names:
                     columns.append(data.column(name))
                 elif name in (add.get("partitionValues") or {}):
-                    columns.append(pa.array([add["partitionValues"][name]] * data.num_rows, pa.string()))
+                    columns.append(constant_strings(add["partitionValues"][name], data.num_rows))
                 else:
                     return None
             pieces.append(pa.table(columns, names=names))
