@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any
@@ -152,7 +153,8 @@ def remote_session(url: str, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT, n
             "(is it running, and is the address right?); nothing was run"
         ) from None
     finally:
-        channel.close()
+        # Closing a channel that was watched waits out gRPC's connectivity poll (0.2 s): off the run's path.
+        threading.Thread(target=channel.close, name="dq-connect-probe-close", daemon=True).start()
     spark = SparkSession.builder.remote(full_url).getOrCreate()
     client: Any = getattr(spark, "client", None)
     if client is not None and hasattr(client, "set_retry_policies"):

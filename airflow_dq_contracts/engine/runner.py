@@ -38,10 +38,18 @@ from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.delta import open_table
 from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 
+from .concurrency import run_concurrently
 from .evaluator import Evaluator, filter_condition
 from .relational import needed_views
 from .row_verdicts import annotate, tagging_checks
-from .session import DRIVER_READ_SIZES, SmallRunTuning, driver_read_limit, driver_read_size
+from .session import (
+    DRIVER_READ_SIZES,
+    SOURCE_SIZES,
+    SmallRunTuning,
+    driver_read_limit,
+    driver_read_size,
+    known_size,
+)
 from .spark_errors import first_line, quiet_pyspark_errors
 from .statistics_first import StatisticsSource
 
@@ -132,6 +140,9 @@ def read_dataset(
         size = driver_read_size(df)
         if size is not None:
             DRIVER_READ_SIZES[filtered] = size
+        remote_size = known_size(df) if size is None else None
+        if remote_size is not None:
+            SOURCE_SIZES[filtered] = remote_size  # the table's size: an upper bound of the filtered rows'
         df = filtered
     return df
 
@@ -270,7 +281,15 @@ def _load(
         small = _driver_read(spark, path, options, filter)
         if small is not None:
             return small
-    version = _delta_version(spark, path, name) if pin_version and fmt == "delta" else None
+    size: int | None = None
+    if fmt == "delta" and spark_remote.remote_client():
+        # Spark Connect: the size (for SmallRunTuning) and the pin from the server, side by side.
+        jobs: list[Callable[[], int | None]] = [lambda: _remote_delta_size(spark, path, name)]
+        if pin_version:
+            jobs.append(lambda: _delta_version(spark, path, name))
+        size, version = (run_concurrently(spark, jobs, len(jobs)) + [None])[:2]
+    else:
+        version = _delta_version(spark, path, name) if pin_version and fmt == "delta" else None
     where = f"table {name!r}" if name else f"{fmt} dataset {path!r}"
     try:
         with quiet_pyspark_errors():
@@ -284,7 +303,20 @@ def _load(
             _ = df.schema  # resolve now: a missing path fails here, not in the middle of the scan
     except Exception as exc:  # noqa: BLE001 - AnalysisException, Py4JJavaError…
         raise DatasetError(f"cannot read {where}: {first_line(exc)}") from None
+    if size is not None:
+        SOURCE_SIZES[df] = size
     return df
+
+
+def _remote_delta_size(spark: SparkSession, path: str | None, name: str | None) -> int | None:
+    """A Delta source's size on disk from the server's ``DESCRIBE DETAIL`` (None when it cannot say)."""
+    try:
+        with quiet_pyspark_errors():
+            detail = spark_remote.describe_detail(spark, spark_remote.table_reference(path, name))
+    except Exception:  # noqa: BLE001 - not a Delta table, or no DESCRIBE DETAIL here: no size, no tuning
+        return None
+    value = (detail or {}).get("sizeInBytes")
+    return int(value) if isinstance(value, int) else None
 
 
 def read_references(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -114,6 +115,16 @@ DRIVER_READ_CONF_KEY = "spark.dqcontracts.driverReadBytes"
 #: them (an RDD of Arrow batches counts as huge), so :meth:`SmallRunTuning.decide` looks here first.
 DRIVER_READ_SIZES: weakref.WeakKeyDictionary[DataFrame, int] = weakref.WeakKeyDictionary()
 
+#: DataFrames of a Delta source read through Spark Connect → the table's size on disk as Delta's
+#: ``DESCRIBE DETAIL`` gives it (the server's metadata: this client may not see the files, and a
+#: Connect client has no plan statistics to ask), for :meth:`SmallRunTuning.decide`.
+SOURCE_SIZES: weakref.WeakKeyDictionary[DataFrame, int] = weakref.WeakKeyDictionary()
+
+#: On Spark Connect, inputs up to this many bytes on disk are evaluated by Spark's interpreter (no
+#: generated code at all); ``spark.dqcontracts.interpretedInputBytes`` overrides it (0 turns it off).
+INTERPRETED_INPUT_BYTES = 256 * 1024
+INTERPRETED_CONF_KEY = "spark.dqcontracts.interpretedInputBytes"
+
 
 def driver_read_size(frame: DataFrame) -> int | None:
     """The on-disk size of a DataFrame read on the driver (see :data:`DRIVER_READ_SIZES`), else None.
@@ -122,6 +133,17 @@ def driver_read_size(frame: DataFrame) -> int | None:
     """
     try:
         return DRIVER_READ_SIZES.get(frame)
+    except TypeError:
+        return None
+
+
+def known_size(frame: DataFrame) -> int | None:
+    """The on-disk size of a DataFrame read on the driver, or of a Delta source read through Spark Connect."""
+    size = driver_read_size(frame)
+    if size is not None:
+        return size
+    try:
+        return SOURCE_SIZES.get(frame)
     except TypeError:
         return None
 
@@ -137,6 +159,19 @@ def driver_read_limit(spark: SparkSession) -> int:
 
 _WHOLE_STAGE = "spark.sql.codegen.wholeStage"
 _SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+_FACTORY_MODE = "spark.sql.codegen.factoryMode"
+
+# Spark Connect sessions tuned right now (by ``id``): a suite's runs share their client's one session,
+# and only the first run that enters tunes it (see SmallRunTuning).
+_TUNING: set[int] = set()
+_TUNING_LOCK = threading.Lock()
+
+
+def _int_conf(spark: SparkSession, key: str, default: int) -> int:
+    try:
+        return int(spark.conf.get(key, str(default)) or 0)
+    except ValueError:
+        return default
 
 
 class SmallRunTuning:
@@ -156,6 +191,18 @@ class SmallRunTuning:
       code generation back before its scan;
     * on leaving, the session's settings are restored (it may be the caller's session).
 
+    **On Spark Connect** the server is warm, but it keeps generated classes per *session* (each
+    session has its own class loader), and every check task opens a new one: the ~50 classes of a
+    run's queries are compiled again for every task — about a second of the server's CPU, more
+    than interpreting a small partition. So there, while the sizes are read, Spark's interpreter is
+    also chosen provisionally (``spark.sql.codegen.factoryMode=NO_CODEGEN``), and :meth:`decide`
+    keeps it for inputs up to :data:`INTERPRETED_INPUT_BYTES` (``spark.dqcontracts.interpretedInputBytes``)
+    and whole-stage code generation off up to :data:`SMALL_INPUT_BYTES`; sizes come from Delta's
+    ``DESCRIBE DETAIL`` (:data:`SOURCE_SIZES`), and a source of unknown size (not Delta) means no
+    tuning. The shuffle partitions are the server's choice and stay. A setting the session already
+    has (other than Spark's default) is never touched; of a suite's runs sharing one Connect session,
+    only the first one in tunes it.
+
     Results are the same either way: Spark evaluates the same expressions, interpreted. A setting
     passed explicitly at submit (``--conf``) is never touched.
 
@@ -169,17 +216,36 @@ class SmallRunTuning:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
         self._previous: dict[str, str | None] = {}
-        try:
-            self.limit = int(spark.conf.get(SMALL_INPUT_CONF_KEY, str(SMALL_INPUT_BYTES)) or 0)
-        except ValueError:
-            self.limit = SMALL_INPUT_BYTES
+        self._owned: int | None = None
+        self.limit = _int_conf(spark, SMALL_INPUT_CONF_KEY, SMALL_INPUT_BYTES)
+        self.interpreted_limit = 0
         try:
             submitted = spark.sparkContext.getConf()
-        except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext to ask, leave its settings alone
-            self.limit = 0
+        except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext; the session's own settings decide
+            self._init_remote(spark)
+            return
         self._may_set_codegen = self.limit > 0 and not submitted.contains(_WHOLE_STAGE)
         ours = spark_config.LOCAL_CONF[_SHUFFLE_PARTITIONS]
         self._may_set_partitions = self.limit > 0 and submitted.get(_SHUFFLE_PARTITIONS, ours) == ours
+        self._may_interpret = False
+
+    def _init_remote(self, spark: SparkSession) -> None:
+        self._may_set_partitions = False
+        with _TUNING_LOCK:
+            if id(spark) in _TUNING:  # another run of this session tunes it
+                self.limit = 0
+            else:
+                _TUNING.add(id(spark))
+                self._owned = id(spark)
+        if self.limit <= 0:
+            self._may_set_codegen = self._may_interpret = False
+            return
+        self.interpreted_limit = min(self.limit, _int_conf(spark, INTERPRETED_CONF_KEY, INTERPRETED_INPUT_BYTES))
+        self._may_set_codegen = spark.conf.get(_WHOLE_STAGE, None) in (None, "true")
+        self._may_interpret = self.interpreted_limit > 0 and spark.conf.get(_FACTORY_MODE, None) in (
+            None,
+            "FALLBACK",
+        )
 
     def _set(self, key: str, value: str) -> None:
         if key not in self._previous:
@@ -189,6 +255,8 @@ class SmallRunTuning:
     def __enter__(self) -> SmallRunTuning:
         if self._may_set_codegen:
             self._set(_WHOLE_STAGE, "false")
+        if self._may_interpret:
+            self._set(_FACTORY_MODE, "NO_CODEGEN")
         return self
 
     def decide(self, frames: Sequence[DataFrame]) -> str | None:
@@ -196,7 +264,7 @@ class SmallRunTuning:
         size: int | None = None
         if self.limit > 0:
             try:
-                known = [driver_read_size(frame) for frame in frames]
+                known = [known_size(frame) for frame in frames]
                 size = sum(
                     k if k is not None else int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
                     for k, frame in zip(known, frames)
@@ -207,6 +275,10 @@ class SmallRunTuning:
             self._restore()
             return None
         changed = []
+        if self._may_interpret and size <= self.interpreted_limit:
+            changed.append("Spark's interpreter (no generated code)")
+        elif self._may_interpret:
+            self._unset(_FACTORY_MODE)
         if self._may_set_codegen:
             changed.append("whole-stage codegen off")
         if self._may_set_partitions:
@@ -215,6 +287,15 @@ class SmallRunTuning:
         if not changed:
             return None
         return f"small input (~{size:,} bytes ≤ {self.limit:,}): " + ", ".join(changed)
+
+    def _unset(self, key: str) -> None:
+        """Give ``key`` back its value from before :meth:`__enter__` now (a provisional setting not kept)."""
+        if key in self._previous:
+            value = self._previous.pop(key)
+            if value is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, value)
 
     def _restore(self) -> None:
         for key, value in self._previous.items():
@@ -225,4 +306,10 @@ class SmallRunTuning:
         self._previous = {}
 
     def __exit__(self, *exc: object) -> None:
-        self._restore()
+        try:
+            self._restore()
+        finally:
+            if self._owned is not None:
+                with _TUNING_LOCK:
+                    _TUNING.discard(self._owned)
+                self._owned = None
