@@ -44,6 +44,7 @@ from pipeline_expectations import (
 
 from airflow_dq_contracts.engine.connect_session import with_token
 from airflow_dq_contracts.hooks.spark_connect import (
+    SESSION_CONF_ENV,
     TOKEN_ENV,
     ContractConnectHook,
     connect_target,
@@ -323,6 +324,21 @@ def test_the_job_gets_the_token_by_environment_and_no_connect_leftovers(monkeypa
     assert "--remote=sc://h:15002/" in command
     assert environment[TOKEN_ENV] == "s3cret"
     assert "SPARK_CONNECT_MODE_ENABLED" not in environment and "SPARK_REMOTE" not in environment
+    # The operator's spark_conf: to the job by environment (never argv); a stale one is not inherited.
+    from airflow_dq_contracts.engine import connect_session
+
+    assert SESSION_CONF_ENV == connect_session.SESSION_CONF_ENV
+    monkeypatch.setenv(SESSION_CONF_ENV, '{"spark.sql.shuffle.partitions": "99"}')
+    assert SESSION_CONF_ENV not in hook.environment(target)
+    tuned = ContractConnectHook(
+        conn_id="unused", application_args=["--spec=abc"], session_conf={"spark.dqcontracts.passParallelism": 2}
+    )
+    environment = tuned.environment(target)
+    assert not any("passParallelism" in part for part in tuned.command(target))
+    monkeypatch.setenv(SESSION_CONF_ENV, environment[SESSION_CONF_ENV])
+    assert connect_session.session_conf_from_env() == {"spark.dqcontracts.passParallelism": "2"}
+    monkeypatch.setenv(SESSION_CONF_ENV, "not json")
+    assert connect_session.session_conf_from_env() == {}
 
 
 def test_cli_run_remote_gives_the_task_s_rows(env, connect_run, connect_server, tmp_path):  # noqa: F811
@@ -350,14 +366,19 @@ def test_cli_run_remote_gives_the_task_s_rows(env, connect_run, connect_server, 
     assert _last_committer(tmp_path / "r") == _last_committer(tmp_path / "dq_contracts") == "spark"
     # With it (what the operator's transport passes), this client commits the results and the registry
     # with delta-rs: the same rows, a new run appended, the registry row of the contract version updated.
+    # --conf: the session's runtime settings are set (the interpreter's limit to 0: codegen stays), a
+    # server setting is refused with a note naming it, and the run goes on.
+    settings = ["--conf", "spark.dqcontracts.interpretedInputBytes=0", "--conf", "spark.executor.memory=1g"]
     shared = subprocess.run(
-        [*cli, *common, "--remote", connect_server.url, "--shared-storage"],
+        [*cli, *[a for a in common if a != "-q"], "--remote", connect_server.url, "--shared-storage", *settings],
         capture_output=True,
         text=True,
         env=clean,
         timeout=600,
     )
     assert shared.returncode == 0, shared.stderr[-3000:]
+    assert "Spark conf spark.executor.memory: not set on the Spark Connect session" in shared.stderr
+    assert "small input" in shared.stderr and "interpreter" not in shared.stderr, shared.stderr[-3000:]
     again = json.loads(shared.stdout)
     assert again["run_id"] != summary["run_id"]
     assert {c["check_id"]: {k: v for k, v in c.items() if k not in ignored} for c in again["checks"]} == {

@@ -35,7 +35,13 @@ from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecErro
 from airflow_dq_contracts.runtime.jars import JarResolutionError
 from airflow_dq_contracts.runtime.storage import mentions_s3, parse_storage_options, storage_environment
 
-from .connect_session import DEFAULT_CONNECT_TIMEOUT, ConnectUnreachable, redact, remote_session
+from .connect_session import (
+    DEFAULT_CONNECT_TIMEOUT,
+    ConnectUnreachable,
+    apply_session_conf,
+    redact,
+    remote_session,
+)
 from .evaluator import first_line
 from .runner import DatasetError, Progress, run_contract
 from .session import get_spark
@@ -155,6 +161,8 @@ def _start_spark(
         except ConnectUnreachable as exc:
             raise DatasetError(str(exc)) from None
         say(f"spark: Spark Connect session on {redact(remote)}")
+        for note in apply_session_conf(spark, conf):  # --conf: the session's runtime settings
+            say(note)
         return spark, True
     active = SparkSession.getActiveSession()
     if active is not None:

@@ -38,9 +38,11 @@ from pyspark.sql import SparkSession
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
+    "SESSION_CONF_ENV",
     "TOKEN_ENV",
     "ConnectUnreachable",
     "RunInterrupted",
+    "apply_session_conf",
     "bounded_retry_policy",
     "interrupt_on_sigterm",
     "job_session",
@@ -48,6 +50,7 @@ __all__ = [
     "remote_session",
     "run_scope",
     "run_tag",
+    "session_conf_from_env",
     "with_token",
 ]
 
@@ -55,6 +58,9 @@ __all__ = [
 DEFAULT_CONNECT_TIMEOUT = 30.0
 #: The environment variable the submitter passes the connection's token in.
 TOKEN_ENV = "DQ_CONTRACTS_CONNECT_TOKEN"
+#: The environment variable the submitter passes the operator's ``spark_conf`` in (a JSON object):
+#: set on the run's session, as far as a Connect session takes it.
+SESSION_CONF_ENV = "DQ_CONTRACTS_SESSION_CONF"
 
 
 class ConnectUnreachable(RuntimeError):
@@ -160,6 +166,35 @@ def remote_session(url: str, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT, n
     if client is not None and hasattr(client, "set_retry_policies"):
         client.set_retry_policies([bounded_retry_policy(connect_timeout)])
     return spark
+
+
+def apply_session_conf(spark: SparkSession, conf: dict[str, str]) -> list[str]:
+    """Set ``conf`` on the Connect session; one note per setting the server refused (it stays unset).
+
+    A Connect client can set the session's runtime settings (SQL, Delta, ``spark.dqcontracts.*``);
+    static and core ones (``spark.executor.memory``, ``spark.jars``) are the server's, and its refusal
+    is reported, not raised: the same ``spark_conf`` serves a spark-submit task and a Connect one.
+    """
+    refused = []
+    for key, value in conf.items():
+        try:
+            spark.conf.set(key, value)
+        except Exception as exc:  # noqa: BLE001 - the server's refusal (a static or core setting): noted
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            refused.append(f"Spark conf {key}: not set on the Spark Connect session, the server refused it: {reason}")
+    return refused
+
+
+def session_conf_from_env() -> dict[str, str]:
+    """The settings the submitter passed in :data:`SESSION_CONF_ENV` (empty when none or unreadable)."""
+    import json
+
+    text = os.environ.get(SESSION_CONF_ENV, "")
+    try:
+        conf = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return {str(key): str(value) for key, value in conf.items()} if isinstance(conf, dict) else {}
 
 
 @contextlib.contextmanager

@@ -217,6 +217,7 @@ class SmallRunTuning:
         self.spark = spark
         self._previous: dict[str, str | None] = {}
         self._owned: int | None = None
+        self._remote = False
         self.limit = _int_conf(spark, SMALL_INPUT_CONF_KEY, SMALL_INPUT_BYTES)
         self.interpreted_limit = 0
         try:
@@ -230,15 +231,9 @@ class SmallRunTuning:
         self._may_interpret = False
 
     def _init_remote(self, spark: SparkSession) -> None:
-        self._may_set_partitions = False
-        with _TUNING_LOCK:
-            if id(spark) in _TUNING:  # another run of this session tunes it
-                self.limit = 0
-            else:
-                _TUNING.add(id(spark))
-                self._owned = id(spark)
+        self._remote = True
+        self._may_set_partitions = self._may_set_codegen = self._may_interpret = False
         if self.limit <= 0:
-            self._may_set_codegen = self._may_interpret = False
             return
         self.interpreted_limit = min(self.limit, _int_conf(spark, INTERPRETED_CONF_KEY, INTERPRETED_INPUT_BYTES))
         self._may_set_codegen = spark.conf.get(_WHOLE_STAGE, None) in (None, "true")
@@ -253,10 +248,23 @@ class SmallRunTuning:
         self.spark.conf.set(key, value)
 
     def __enter__(self) -> SmallRunTuning:
-        if self._may_set_codegen:
-            self._set(_WHOLE_STAGE, "false")
-        if self._may_interpret:
-            self._set(_FACTORY_MODE, "NO_CODEGEN")
+        if self._remote and (self._may_interpret or self._may_set_codegen):
+            # Spark Connect: one tuner per session at a time (a suite's runs share their client's session).
+            with _TUNING_LOCK:
+                if id(self.spark) in _TUNING:
+                    self.limit = 0
+                    self._may_set_codegen = self._may_interpret = False
+                else:
+                    _TUNING.add(id(self.spark))
+                    self._owned = id(self.spark)
+        try:
+            if self._may_set_codegen:
+                self._set(_WHOLE_STAGE, "false")
+            if self._may_interpret:
+                self._set(_FACTORY_MODE, "NO_CODEGEN")
+        except BaseException:  # noqa: BLE001 - re-raised; only the cleanup runs here
+            self.__exit__()  # no with-block will: give back what was set and the session's turn
+            raise
         return self
 
     def decide(self, frames: Sequence[DataFrame]) -> str | None:

@@ -31,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -51,6 +52,7 @@ __all__ = [
     "CONNECT_CONN_TYPE",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PORT",
+    "SESSION_CONF_ENV",
     "TOKEN_ENV",
     "ConnectTarget",
     "ContractConnectHook",
@@ -65,6 +67,8 @@ DEFAULT_PORT = 15002
 DEFAULT_CONNECT_TIMEOUT = 30.0
 #: The job reads the token from here (engine/connect_session.py): never argv.
 TOKEN_ENV = "DQ_CONTRACTS_CONNECT_TOKEN"
+#: The job reads the operator's ``spark_conf`` (JSON) from here and sets it on its session.
+SESSION_CONF_ENV = "DQ_CONTRACTS_SESSION_CONF"
 #: Seconds between SIGTERM (the job interrupts its server-side operations) and SIGKILL.
 KILL_GRACE_SECONDS = 20
 # Variables a Connect client (or an earlier spark-submit) leaves that must not steer the job's process.
@@ -212,8 +216,11 @@ class ContractConnectHook(BaseHook):
         connect_timeout: float | None = None,
         env_vars: Mapping[str, str] | None = None,
         kill_grace: float = KILL_GRACE_SECONDS,
+        session_conf: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
+        #: The operator's ``spark_conf``: set by the job on its Connect session (in its environment, not argv).
+        self.session_conf = {str(k): str(v) for k, v in (session_conf or {}).items()}
         self.conn_id = conn_id
         self.application_args = list(application_args)
         self.run_id = run_id
@@ -265,6 +272,9 @@ class ContractConnectHook(BaseHook):
         env.update(self.env_vars)
         if target.token:
             env[TOKEN_ENV] = target.token
+        env.pop(SESSION_CONF_ENV, None)
+        if self.session_conf:
+            env[SESSION_CONF_ENV] = json.dumps(self.session_conf)
         env.setdefault("PYTHONUNBUFFERED", "1")
         return env
 

@@ -126,6 +126,16 @@ def _declare_storage(args: argparse.Namespace | None) -> None:
         declare_shared_storage(True)
 
 
+def _session_settings(spark: Any, args: argparse.Namespace | None) -> None:
+    """With ``--remote``: the operator's ``spark_conf`` (passed by environment) set on the Connect session."""
+    if not getattr(args, "remote", None):
+        return  # spark-submit applied them with --conf
+    from airflow_dq_contracts.engine.connect_session import apply_session_conf, session_conf_from_env
+
+    for note in apply_session_conf(spark, session_conf_from_env()):
+        _progress(note)
+
+
 def _shipped_file(name: str) -> str | None:
     """Find a file shipped with ``--files``: in the working directory (YARN), else in SparkFiles."""
     basename = os.path.basename(name)
@@ -241,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
             _emit(ERROR_MARKER, {"kind": "submit_failed", "message": str(exc)}, markers_out)
             return EXIT_RUN_FAILED
         _progress(startup_line(spark, PROCESS_STARTED, session_started))
+        _session_settings(spark, args)
         with run_scope(spark, spec.run_id, remote=bool(args.remote)):
             result = run_contract(spark, contract, spec, progress=_progress)
             # Where the catalog put the named tables: the Airflow side reads them there (store/catalog_names.py).
@@ -300,6 +311,7 @@ def run_suite(suite: SuiteSpec, markers_out: str | None, args: argparse.Namespac
             getattr(args, "connection", None),
         )
         _progress(startup_line(spark, PROCESS_STARTED, session_started))
+        _session_settings(spark, args)
         with run_scope(spark, outcomes[0].spec.run_id if outcomes else None, remote=bool(remote)):
             run_suite_outcomes(spark, outcomes, progress=_progress)
         entries = [_suite_entry(outcome) for outcome in outcomes]

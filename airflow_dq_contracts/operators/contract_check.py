@@ -581,7 +581,12 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         A ``spark_connect`` connection runs the job as a Spark Connect client instead (hooks/spark_connect.py).
         """
         if is_connect_connection(self.conn_id):
-            return ContractConnectHook(conn_id=self.conn_id, application_args=application_args, run_id=run_id)
+            return ContractConnectHook(
+                conn_id=self.conn_id,
+                application_args=application_args,
+                run_id=run_id,
+                session_conf={str(k): str(v) for k, v in (self.spark_conf or {}).items()},
+            )
         kwargs = dict(self.spark_submit_kwargs)
         extra_files = kwargs.pop("files", None)
         file_list = files + ([extra_files] if isinstance(extra_files, str) else list(extra_files or []))
