@@ -369,6 +369,7 @@ def test_cli_run_remote_gives_the_task_s_rows(env, connect_run, connect_server, 
     # --conf: the session's runtime settings are set (the interpreter's limit to 0: codegen stays), a
     # server setting is refused with a note naming it, and the run goes on.
     settings = ["--conf", "spark.dqcontracts.interpretedInputBytes=0", "--conf", "spark.executor.memory=1g"]
+    settings += ["--conf", "spark.sql.shuffle.partitions=s3cret-not-a-number"]  # refused, quoting its value
     shared = subprocess.run(
         [*cli, *[a for a in common if a != "-q"], "--remote", connect_server.url, "--shared-storage", *settings],
         capture_output=True,
@@ -378,6 +379,8 @@ def test_cli_run_remote_gives_the_task_s_rows(env, connect_run, connect_server, 
     )
     assert shared.returncode == 0, shared.stderr[-3000:]
     assert "Spark conf spark.executor.memory: not set on the Spark Connect session" in shared.stderr
+    assert "Spark conf spark.sql.shuffle.partitions: not set" in shared.stderr
+    assert "s3cret" not in shared.stderr  # the refusal quoted the value; the note does not
     assert "small input" in shared.stderr and "interpreter" not in shared.stderr, shared.stderr[-3000:]
     again = json.loads(shared.stdout)
     assert again["run_id"] != summary["run_id"]

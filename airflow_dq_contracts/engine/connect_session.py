@@ -174,6 +174,7 @@ def apply_session_conf(spark: SparkSession, conf: dict[str, str]) -> list[str]:
     A Connect client can set the session's runtime settings (SQL, Delta, ``spark.dqcontracts.*``);
     static and core ones (``spark.executor.memory``, ``spark.jars``) are the server's, and its refusal
     is reported, not raised: the same ``spark_conf`` serves a spark-submit task and a Connect one.
+    A note names the key, never the value.
     """
     refused = []
     for key, value in conf.items():
@@ -181,6 +182,8 @@ def apply_session_conf(spark: SparkSession, conf: dict[str, str]) -> list[str]:
             spark.conf.set(key, value)
         except Exception as exc:  # noqa: BLE001 - the server's refusal (a static or core setting): noted
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            if len(value) >= 4:  # a refusal may quote the value, and a value may be a secret
+                reason = reason.replace(value, "***")
             refused.append(f"Spark conf {key}: not set on the Spark Connect session, the server refused it: {reason}")
     return refused
 
