@@ -284,17 +284,21 @@ class Evaluator:
         self.statistics_rows = outcome.row_count
         self.stats.append(PhaseStat("statistics", time.perf_counter() - began, None, outcome.detail))
 
+    @staticmethod
+    def _live(planned: list[_Planned]) -> list[_Planned]:
+        """The planned metrics still to compute (no error, not answered by the Delta log)."""
+        return [p for p in planned if not p.error and p.answered is None]
+
     def _scan_needed(self, planned: list[_Planned]) -> bool:
         """False when the Delta log gave the row count and left nothing else for the scan."""
-        live = [p for p in planned if not p.error and p.answered is None]
         return self.statistics_rows is None or any(
-            p.scope_key is not None or p.metric.aggregations(Scope(None)) for p in live
+            p.scope_key is not None or p.metric.aggregations(Scope(None)) for p in self._live(planned)
         )
 
     def _scan_exprs(self, planned: list[_Planned]) -> tuple[list[str | None], list[Column], list[_Planned]] | None:
         """The scan's row counts and every live metric's aggregates (slices noted); None when nothing is left for it."""
         keys, exprs = self._row_count_exprs()
-        live = [p for p in planned if not p.error and p.answered is None]
+        live = self._live(planned)
         known = self.statistics_rows
         if not self._scan_needed(planned):
             assert known is not None

@@ -46,9 +46,9 @@ from .session import (
     DRIVER_READ_SIZES,
     SOURCE_SIZES,
     SmallRunTuning,
+    carry_size,
     driver_read_limit,
     driver_read_size,
-    known_size,
 )
 from .spark_errors import first_line, quiet_pyspark_errors
 from .statistics_first import StatisticsSource
@@ -137,12 +137,7 @@ def read_dataset(
             filtered = df.where(filter_condition(df, filter))
         except ValueError as exc:
             raise RunArgumentError(str(exc)) from None
-        size = driver_read_size(df)
-        if size is not None:
-            DRIVER_READ_SIZES[filtered] = size
-        remote_size = known_size(df) if size is None else None
-        if remote_size is not None:
-            SOURCE_SIZES[filtered] = remote_size  # the table's size: an upper bound of the filtered rows'
+        carry_size(df, filtered)
         df = filtered
     return df
 
@@ -281,15 +276,17 @@ def _load(
         small = _driver_read(spark, path, options, filter)
         if small is not None:
             return small
-    size: int | None = None
+    size = version = None
     if fmt == "delta" and spark_remote.remote_client():
         # Spark Connect: the size (for SmallRunTuning) and the pin from the server, side by side.
-        jobs: list[Callable[[], int | None]] = [lambda: _remote_delta_size(spark, path, name)]
         if pin_version:
-            jobs.append(lambda: _delta_version(spark, path, name))
-        size, version = (run_concurrently(spark, jobs, len(jobs)) + [None])[:2]
-    else:
-        version = _delta_version(spark, path, name) if pin_version and fmt == "delta" else None
+            size, version = run_concurrently(
+                spark, [lambda: _remote_delta_size(spark, path, name), lambda: _delta_version(spark, path, name)], 2
+            )
+        else:
+            size = _remote_delta_size(spark, path, name)
+    elif pin_version and fmt == "delta":
+        version = _delta_version(spark, path, name)
     where = f"table {name!r}" if name else f"{fmt} dataset {path!r}"
     try:
         with quiet_pyspark_errors():

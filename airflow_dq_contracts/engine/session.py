@@ -148,6 +148,18 @@ def known_size(frame: DataFrame) -> int | None:
         return None
 
 
+def carry_size(frame: DataFrame, derived: DataFrame) -> None:
+    """``derived`` (``frame`` filtered) keeps ``frame``'s known on-disk size: an upper bound of its rows'."""
+    for registry in (DRIVER_READ_SIZES, SOURCE_SIZES):
+        try:
+            size = registry.get(frame)
+        except TypeError:  # not a weak key (another client's class): no size known
+            return
+        if size is not None:
+            registry[derived] = size
+            return
+
+
 def driver_read_limit(spark: SparkSession) -> int:
     """The byte limit of the driver-side read; 0 when off or when the session has no driver JVM (Spark Connect)."""
     try:
@@ -286,7 +298,7 @@ class SmallRunTuning:
         if self._may_interpret and size <= self.interpreted_limit:
             changed.append("Spark's interpreter (no generated code)")
         elif self._may_interpret:
-            self._unset(_FACTORY_MODE)
+            self._give_back(_FACTORY_MODE)
         if self._may_set_codegen:
             changed.append("whole-stage codegen off")
         if self._may_set_partitions:
@@ -296,8 +308,8 @@ class SmallRunTuning:
             return None
         return f"small input (~{size:,} bytes ≤ {self.limit:,}): " + ", ".join(changed)
 
-    def _unset(self, key: str) -> None:
-        """Give ``key`` back its value from before :meth:`__enter__` now (a provisional setting not kept)."""
+    def _give_back(self, key: str) -> None:
+        """Give ``key`` back its value from before :meth:`__enter__` (unset when it had none)."""
         if key in self._previous:
             value = self._previous.pop(key)
             if value is None:
@@ -306,12 +318,8 @@ class SmallRunTuning:
                 self.spark.conf.set(key, value)
 
     def _restore(self) -> None:
-        for key, value in self._previous.items():
-            if value is None:
-                self.spark.conf.unset(key)
-            else:
-                self.spark.conf.set(key, value)
-        self._previous = {}
+        for key in list(self._previous):
+            self._give_back(key)
 
     def __exit__(self, *exc: object) -> None:
         try:
