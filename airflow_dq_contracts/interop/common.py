@@ -400,21 +400,3 @@ def validated(draft: Draft, header: str, origin: str) -> str:
     text = draft.to_yaml(header)
     loader.load_contract(draft.document(), filename=origin)  # the same document, without parsing it again
     return text
-
-
-def sql_literal(value: Any) -> str:
-    """A Spark SQL literal for a scalar: numbers as written, text single-quoted (backslash escapes).
-
-    >>> print(sql_literal("it's"), sql_literal(5), sql_literal(True))
-    'it\\'s' 5 true
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def quote_ident(name: str) -> str:
-    """A Spark SQL identifier (backquoted unless a plain name)."""
-    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else "`" + name.replace("`", "``") + "`"

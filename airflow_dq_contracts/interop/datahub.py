@@ -33,6 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
+from airflow_dq_contracts.contract.sqltext import quote_identifier_if_needed, spark_literal
 
 from .common import (
     Draft,
@@ -42,9 +43,7 @@ from .common import (
     finish,
     has_top_key,
     plain,
-    quote_ident,
     require_type,
-    sql_literal,
     validated,
 )
 from .datahub_conditions import FLIP, HUNDRED, Condition, metric_validator, parse_condition
@@ -358,7 +357,9 @@ class DataHubImporter:
         validator = metric_validator(src, cond, path + ("condition",), reading)
         if validator is None:
             return
-        template = {k: (v.format(col=quote_ident(column)) if isinstance(v, str) else v) for k, v in base.items()}
+        template = {
+            k: (v.format(col=quote_identifier_if_needed(column)) if isinstance(v, str) else v) for k, v in base.items()
+        }
         check = {"name": name, **template, **validator}
         target = None if check["type"] == "row_condition" else column
         self.add(src, data, path, check, target, f"field {column} metric {metric} {source_kind}")
@@ -500,7 +501,7 @@ class FieldValues:
         if kind == "is_null":
             if self.threshold_kind == "count":
                 return self.add({"name": self.name, "type": "count", "max": plain(self.threshold)}, col)
-            return self.row_condition(f"{quote_ident(col)} IS NULL", null_passes=False)
+            return self.row_condition(f"{quote_identifier_if_needed(col)} IS NULL", null_passes=False)
         native = self.native()
         if native is None:
             return None
@@ -600,7 +601,7 @@ class FieldValues:
 
     def sql(self) -> str:
         """The per-row condition as Spark SQL (a row violates when it is false)."""
-        col, cond, kind = quote_ident(self.column), self.cond, self.cond.kind
+        col, cond, kind = quote_identifier_if_needed(self.column), self.cond, self.cond.kind
         operators = {
             "equal_to": "=",
             "not_equal_to": "<>",
@@ -610,15 +611,15 @@ class FieldValues:
             "less_than_or_equal_to": "<=",
         }
         if kind in operators:
-            value = sql_literal(cond.value) if isinstance(cond.value, str) else plain(cond.value)
+            value = spark_literal(cond.value) if isinstance(cond.value, str) else plain(cond.value)
             return f"{col} {operators[kind]} {value}"
         if kind == "between":
             return f"{col} BETWEEN {plain(cond.low)} AND {plain(cond.high)}"  # type: ignore[arg-type]
         if kind in ("in", "not_in"):
-            values = ", ".join(sql_literal(v) for v in cond.value)
+            values = ", ".join(spark_literal(v) for v in cond.value)
             return f"{col} {'NOT IN' if kind == 'not_in' else 'IN'} ({values})"
         if kind == "matches_regex":
-            return f"{col} RLIKE {sql_literal(anchored(cond.value))}"
+            return f"{col} RLIKE {spark_literal(anchored(cond.value))}"
         low, high = self.length_bounds()
         parts = ([f"char_length({col}) >= {low}"] if low is not None else []) + (
             [f"char_length({col}) <= {high}"] if high is not None else []

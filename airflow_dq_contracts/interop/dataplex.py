@@ -32,6 +32,7 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
+from airflow_dq_contracts.contract.sqltext import quote_identifier_if_needed, spark_literal
 
 from .common import (
     Draft,
@@ -40,9 +41,7 @@ from .common import (
     check_name,
     finish,
     plain,
-    quote_ident,
     require_type,
-    sql_literal,
     validated,
 )
 
@@ -318,7 +317,7 @@ class Rule:
                 f"'values' must be a non-empty list of strings, got {self.body.get('values')!r}",
             )
             return
-        sql = f"{quote_ident(self.column)} IN ({', '.join(sql_literal(v) for v in values)})"  # type: ignore[arg-type]
+        sql = f"{quote_identifier_if_needed(self.column)} IN ({', '.join(spark_literal(v) for v in values)})"  # type: ignore[arg-type]
         self.conformance({"name": f"{self.column} in set", "type": "whitelist", "values": list(values)}, sql)
 
     def regexExpectation(self) -> None:
@@ -326,7 +325,7 @@ class Rule:
         if regex is None:
             return
         # Dataplex uses REGEXP_CONTAINS: search semantics, as contract patterns.
-        sql = f"{quote_ident(self.column)} RLIKE {sql_literal(regex)}"  # type: ignore[arg-type]
+        sql = f"{quote_identifier_if_needed(self.column)} RLIKE {spark_literal(regex)}"  # type: ignore[arg-type]
         self.conformance({"name": f"{self.column} matches regex", "type": "pattern", "pattern": regex}, sql)
 
     def uniquenessExpectation(self) -> None:
@@ -341,7 +340,7 @@ class Rule:
         check: dict[str, Any] = {"name": f"{self.column} unique", "type": "duplicates", "max": 0}
         if self.ignore_null:
             # duplicates counts NULLs as duplicates (DESIGN §4); scoped to non-null rows they pass.
-            check["filter"] = f"{quote_ident(self.column)} IS NOT NULL"  # type: ignore[arg-type]
+            check["filter"] = f"{quote_identifier_if_needed(self.column)} IS NOT NULL"  # type: ignore[arg-type]
         self.emit(check, self.column)
 
     def bounds(self) -> tuple[Decimal | None, Decimal | None, bool, bool] | None:
@@ -391,9 +390,9 @@ class Rule:
             return
         parts = []
         if low is not None:
-            parts.append(f"{quote_ident(col)} {'>' if strict_min else '>='} {plain(low)}")  # type: ignore[arg-type]
+            parts.append(f"{quote_identifier_if_needed(col)} {'>' if strict_min else '>='} {plain(low)}")  # type: ignore[arg-type]
         if high is not None:
-            parts.append(f"{quote_ident(col)} {'<' if strict_max else '<='} {plain(high)}")  # type: ignore[arg-type]
+            parts.append(f"{quote_identifier_if_needed(col)} {'<' if strict_max else '<='} {plain(high)}")  # type: ignore[arg-type]
         self.row_condition(
             " AND ".join(parts), self.ignore_null, "rangeExpectation with strict bounds or threshold < 1"
         )
@@ -411,7 +410,7 @@ class Rule:
         low, high, strict_min, strict_max = bounds
         if strict_min or strict_max:
             # Validators are inclusive; the SQL comparison of the statistic says a strict bound exactly.
-            stat = f"{SQL_STATISTICS[statistic]}({quote_ident(self.column)})"  # type: ignore[arg-type]
+            stat = f"{SQL_STATISTICS[statistic]}({quote_identifier_if_needed(self.column)})"  # type: ignore[arg-type]
             parts = ([f"{stat} {'>' if strict_min else '>='} {plain(low)}"] if low is not None else []) + (
                 [f"{stat} {'<' if strict_max else '<='} {plain(high)}"] if high is not None else []
             )

@@ -1,4 +1,4 @@
-"""What the ODCS compiler's parts share: the located issue collector, exact numbers, SQL text.
+"""What the ODCS compiler's parts share: the located issue collector, exact numbers.
 
 Plain Python. Every refusal names the ODCS file, the line and the path *in the ODCS document*.
 
@@ -13,7 +13,6 @@ Example::
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -73,25 +72,3 @@ def plain(number: Decimal) -> int | float:
     if number == number.to_integral_value():
         return int(number)
     return float(str(number))
-
-
-def sql_literal(value: Any) -> str:
-    """A Spark SQL literal for a scalar: numbers as written, text single-quoted (backslash escapes).
-
-    >>> print(sql_literal("it's"), sql_literal(5), sql_literal(True))
-    'it\\'s' 5 true
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def quote_ident(name: str) -> str:
-    """A Spark SQL identifier (backquoted unless a plain name).
-
-    >>> quote_ident("order_id"), quote_ident("order id")
-    ('order_id', '`order id`')
-    """
-    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else "`" + name.replace("`", "``") + "`"
