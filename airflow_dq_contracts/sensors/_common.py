@@ -12,17 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from airflow_dq_contracts.hooks.storage import check_access, check_location, get_storage_credentials
-from airflow_dq_contracts.store.delta_log import (
-    CompletenessQuery,
-    CompletenessResult,
-    DeltaMetadataError,
-    FreshnessQuery,
-    FreshnessResult,
-    TableNotFoundError,
-    resolve_table_path,
-)
+from airflow_dq_contracts.store.delta_log import DeltaMetadataError, TableNotFoundError, resolve_table_path
 from airflow_dq_contracts.timeutil import TimeValueError, format_time, to_utc, utcnow
-from airflow_dq_contracts.triggers.delta_metadata import MetadataPollTrigger
+from airflow_dq_contracts.triggers.delta_metadata import MetadataPollTrigger, MetadataQuery, MetadataResult
 from airflow_dq_contracts.version_compat import (
     AirflowException,
     AirflowFailException,
@@ -35,6 +27,8 @@ from airflow_dq_contracts.version_compat import (
 )
 
 SUPPORTED_FORMATS = ("delta", "parquet")
+#: The templated arguments every metadata sensor takes (a sensor adds its own column's name).
+LOCATION_TEMPLATE_FIELDS = ("path", "table", "warehouse", "contract", "check", "reference_time")
 
 
 class SensorConfigError(ValueError):
@@ -198,11 +192,11 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
 
     # ------------------------------------------------------------------ evaluation
 
-    def _query(self) -> FreshnessQuery | CompletenessQuery:  # pragma: no cover - abstract
+    def _query(self) -> MetadataQuery:  # pragma: no cover - abstract
         """The question, with explicit > contract check > default resolved (fails the task when incomplete)."""
         raise NotImplementedError
 
-    def _evaluate(self, context: Context) -> FreshnessResult | CompletenessResult:
+    def _evaluate(self, context: Context) -> MetadataResult:
         query = self._query()
         if not self.storage_conn_id:
             return query.evaluate()
