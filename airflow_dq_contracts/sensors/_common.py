@@ -55,16 +55,6 @@ def reference_text(value: Any) -> str | None:
     return format_time(moment)
 
 
-def check_number(name: str, value: Any, *, integer: bool = False) -> None:
-    """Raise :class:`SensorConfigError` unless ``value`` is a finite number ≥ 0 (or None)."""
-    if value is None:
-        return
-    kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value) or value < 0:
-        what = "an integer" if integer else "a number"
-        raise SensorConfigError(f"{name} must be {what} ≥ 0, got {value!r}")
-
-
 class DeltaMetadataSensorBase(BaseSensorOperator):
     """Base of :class:`FreshnessSensor` and :class:`CompletenessSensor` (not used directly).
 
@@ -111,13 +101,13 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
     ) -> None:
         super().__init__(**kwargs)
         if path and table:
-            raise SensorConfigError(f"{self.task_id}: pass path= or table=, not both")
+            raise self.refuse("pass path= or table=, not both")
         if not (path or table or contract is not None):
-            raise SensorConfigError(f"{self.task_id}: pass path=, table= or contract= to say which table to watch")
+            raise self.refuse("pass path=, table= or contract= to say which table to watch")
         if check is not None and contract is None:
-            raise SensorConfigError(f"{self.task_id}: check={check!r} needs contract=")
+            raise self.refuse(f"check={check!r} needs contract=")
         if contract is not None and not isinstance(contract, (str, dict)):
-            raise SensorConfigError(f"{self.task_id}: contract= must be a file path or a dict")
+            raise self.refuse("contract= must be a file path or a dict")
         self.path = path
         self.table = table
         self.warehouse = warehouse
@@ -128,6 +118,30 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
         self.storage_conn_id = storage_conn_id or None
         self.fail_on_missing_table = bool(fail_on_missing_table)
         self.deferrable = default_deferrable() if deferrable is None else bool(deferrable)
+
+    # ------------------------------------------------------------------ arguments
+
+    def refuse(self, message: str) -> SensorConfigError:
+        """The error for an argument that cannot work, naming the task (raise it)."""
+        return SensorConfigError(f"{self.task_id}: {message}")
+
+    def check_choice(self, name: str, value: Any, choices: Sequence[str]) -> None:
+        """Raise :meth:`refuse` unless ``value`` is None or one of ``choices``."""
+        if value is not None and value not in choices:
+            raise self.refuse(f"{name}={value!r} is not one of {', '.join(choices)}")
+
+    def missing_required(self, names: Sequence[str]) -> SensorConfigError:
+        """The error for arguments a sensor needs when no contract check gives them."""
+        return self.refuse(f"missing {', '.join(names)} (or pass contract= and check=)")
+
+    def check_number(self, name: str, value: Any, *, integer: bool = False) -> None:
+        """Raise :meth:`refuse` unless ``value`` is a finite number ≥ 0 (or None)."""
+        if value is None:
+            return
+        kinds = (int,) if integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value) or value < 0:
+            what = "an integer" if integer else "a number"
+            raise self.refuse(f"{name} must be {what} ≥ 0, got {value!r}")
 
     # ------------------------------------------------------------------ contract and location
 
@@ -276,7 +290,3 @@ def pick(explicit: Any, params: Mapping[str, Any], key: str, default: Any = None
         return explicit
     value = params.get(key)
     return default if value is None else value
-
-
-def missing_required(task_id: str, names: Sequence[str]) -> SensorConfigError:
-    return SensorConfigError(f"{task_id}: missing {', '.join(names)} (or pass contract= and check=)")

@@ -9,9 +9,6 @@ from airflow_dq_contracts.contract.timeliness import GRANULARITIES
 from airflow_dq_contracts.sensors._common import (
     LOCATION_TEMPLATE_FIELDS,
     DeltaMetadataSensorBase,
-    SensorConfigError,
-    check_number,
-    missing_required,
     pick,
     reference_text,
 )
@@ -64,17 +61,13 @@ class CompletenessSensor(DeltaMetadataSensorBase):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        try:
-            if granularity is not None and granularity not in GRANULARITIES:
-                raise SensorConfigError(f"granularity={granularity!r} is not one of {', '.join(GRANULARITIES)}")
-            check_number("lookback_days", lookback_days)
-            check_number("max_gap_count", max_gap_count, integer=True)
-            if allow_future_gaps is not None and not isinstance(allow_future_gaps, bool):
-                raise SensorConfigError(f"allow_future_gaps must be True or False, got {allow_future_gaps!r}")
-        except SensorConfigError as exc:
-            raise SensorConfigError(f"{self.task_id}: {exc}") from None
+        self.check_choice("granularity", granularity, GRANULARITIES)
+        self.check_number("lookback_days", lookback_days)
+        self.check_number("max_gap_count", max_gap_count, integer=True)
+        if allow_future_gaps is not None and not isinstance(allow_future_gaps, bool):
+            raise self.refuse(f"allow_future_gaps must be True or False, got {allow_future_gaps!r}")
         if self.contract is None and not partition_column:
-            raise missing_required(self.task_id, ["partition_column"])
+            raise self.missing_required(["partition_column"])
         self.partition_column = partition_column
         self.granularity = granularity
         self.lookback_days = lookback_days

@@ -9,9 +9,6 @@ from airflow_dq_contracts.contract.timeliness import AGGREGATIONS
 from airflow_dq_contracts.sensors._common import (
     LOCATION_TEMPLATE_FIELDS,
     DeltaMetadataSensorBase,
-    SensorConfigError,
-    check_number,
-    missing_required,
     pick,
     reference_text,
 )
@@ -67,21 +64,15 @@ class FreshnessSensor(DeltaMetadataSensorBase):
     ) -> None:
         super().__init__(**kwargs)
         if measure not in MEASURES:
-            raise SensorConfigError(f"{self.task_id}: measure={measure!r} is not one of {', '.join(MEASURES)}")
-        if aggregation is not None and aggregation not in AGGREGATIONS:
-            raise SensorConfigError(
-                f"{self.task_id}: aggregation={aggregation!r} is not one of {', '.join(AGGREGATIONS)}"
-            )
-        try:
-            check_number("max_age_hours", max_age_hours)
-        except SensorConfigError as exc:
-            raise SensorConfigError(f"{self.task_id}: {exc}") from None
+            raise self.refuse(f"measure={measure!r} is not one of {', '.join(MEASURES)}")
+        self.check_choice("aggregation", aggregation, AGGREGATIONS)
+        self.check_number("max_age_hours", max_age_hours)
         if self.contract is None:
             needed = ["max_age_hours"] if max_age_hours is None else []
             if measure == "column" and not timestamp_column:
                 needed.insert(0, "timestamp_column")
             if needed:
-                raise missing_required(self.task_id, needed)
+                raise self.missing_required(needed)
         self.timestamp_column = timestamp_column
         self.max_age_hours = max_age_hours
         self.aggregation = aggregation
