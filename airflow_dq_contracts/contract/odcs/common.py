@@ -16,20 +16,16 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..errors import ValidationIssue
-from ..yamlsrc import Path, SourceMap, format_path
+from ..parsing import ParseContext
+from ..yamlsrc import Path
 
 
-class Found:
-    """The refusals of one ODCS document (located) and the notes saying which reading was chosen."""
-
-    def __init__(self, smap: SourceMap):
-        self.smap = smap
-        self.issues: list[ValidationIssue] = []
+class Found(ParseContext):
+    """The refusals of one ODCS document (located), collected as the contract parser collects its issues."""
 
     def refuse(self, path: Path, message: str) -> None:
         """Record that the element at ``path`` cannot be compiled exactly."""
-        self.issues.append(ValidationIssue(self.smap.file, self.smap.line(path), format_path(path), message))
+        self.add(path, message)
 
     def keys(self, data: dict, allowed: tuple[str, ...], path: Path, what: str) -> None:
         """Refuse keys ``what`` does not know (a misspelt key must not silently disable a rule)."""
