@@ -19,7 +19,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -393,6 +393,16 @@ def finish(sources: list[Source]) -> None:
     issues = [issue for source in sources for issue in source.issues]
     if issues:
         raise ContractValidationError(issues)
+
+
+def read_sources(sources: list[Source], add: Callable[[Source], None], partial: bool) -> list[ValidationIssue]:
+    """Hand every source to ``add`` (an importer's); the refusals of all of them, raised at once unless ``partial``."""
+    for source in sources:
+        add(source)
+    refused = [issue for source in sources for issue in source.issues]
+    if refused and not partial:
+        finish(sources)
+    return refused
 
 
 def validated(draft: Draft, header: str, origin: str) -> str:

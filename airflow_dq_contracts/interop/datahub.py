@@ -40,9 +40,9 @@ from .common import (
     ImportResult,
     Source,
     check_name,
-    finish,
     has_top_key,
     plain,
+    read_sources,
     require_type,
     validated,
 )
@@ -417,49 +417,38 @@ def _unique_to_duplicates(cond: Condition) -> Condition:
     return Condition(FLIP.get(cond.kind, cond.kind), one - cond.value / HUNDRED)
 
 
+#: A field metric's reading: (check template, reading, condition transform).
+FieldMetric = tuple[dict[str, Any], str, Callable[[Condition], Condition] | None]
+
+
+def _violating(condition: str, reading: str, *, null_passes: bool = False) -> FieldMetric:
+    """The rows where ``condition`` is not true, counted (``count``) or as a share (``pct``)."""
+    template: dict[str, Any] = {"type": "row_condition", "condition": condition}
+    if null_passes:
+        template["null_passes"] = True
+    template["return"] = reading
+    return template, reading, _percent if reading == "pct" else None
+
+
 # metric → (check template, reading, condition transform). ``{col}`` is the quoted column.
-FIELD_METRICS: dict[str, tuple[dict[str, Any], str, Callable[[Condition], Condition] | None]] = {
+FIELD_METRICS: dict[str, FieldMetric] = {
     "null_count": ({"type": "missing", "return": "count"}, "count", None),
     "null_percentage": ({"type": "missing", "return": "pct"}, "pct", _percent),
     "unique_count": ({"type": "cardinality"}, "count", None),
     "unique_percentage": ({"type": "duplicates", "return": "pct"}, "pct", _unique_to_duplicates),
     # DataHub's own compiler counts "empty" as ``col IS NULL OR TRIM(col) = ''``: those rows violate.
-    "empty_count": (
-        {"type": "row_condition", "condition": "{col} IS NOT NULL AND TRIM({col}) <> ''", "return": "count"},
-        "count",
-        None,
-    ),
-    "empty_percentage": (
-        {"type": "row_condition", "condition": "{col} IS NOT NULL AND TRIM({col}) <> ''", "return": "pct"},
-        "pct",
-        _percent,
-    ),
+    "empty_count": _violating("{col} IS NOT NULL AND TRIM({col}) <> ''", "count"),
+    "empty_percentage": _violating("{col} IS NOT NULL AND TRIM({col}) <> ''", "pct"),
     "min": ({"type": "min"}, "float", None),
     "max": ({"type": "max"}, "float", None),
     "mean": ({"type": "mean"}, "float", None),
     "median": ({"type": "percentile", "percentile": 0.5}, "float", None),
     "stddev": ({"type": "stddev"}, "float", None),
     # A row violates "{col} >= 0" exactly when it is negative (NULL passes): violations = negatives.
-    "negative_count": (
-        {"type": "row_condition", "condition": "{col} >= 0", "null_passes": True, "return": "count"},
-        "count",
-        None,
-    ),
-    "negative_percentage": (
-        {"type": "row_condition", "condition": "{col} >= 0", "null_passes": True, "return": "pct"},
-        "pct",
-        _percent,
-    ),
-    "zero_count": (
-        {"type": "row_condition", "condition": "{col} <> 0", "null_passes": True, "return": "count"},
-        "count",
-        None,
-    ),
-    "zero_percentage": (
-        {"type": "row_condition", "condition": "{col} <> 0", "null_passes": True, "return": "pct"},
-        "pct",
-        _percent,
-    ),
+    "negative_count": _violating("{col} >= 0", "count", null_passes=True),
+    "negative_percentage": _violating("{col} >= 0", "pct", null_passes=True),
+    "zero_count": _violating("{col} <> 0", "count", null_passes=True),
+    "zero_percentage": _violating("{col} <> 0", "pct", null_passes=True),
 }
 
 
@@ -665,11 +654,7 @@ def import_datahub_each(
     and the refusals (located) instead.
     """
     importer = DataHubImporter(name, dataset)
-    for src in sources:
-        importer.add_source(src)
-    refused = [issue for src in sources for issue in src.issues]
-    if refused and not partial:
-        finish(sources)
+    refused = read_sources(sources, importer.add_source, partial)
     if not importer.drafts:
         what = f"no assertions on {dataset}" if dataset else "no assertions to import"
         raise ContractValidationError(

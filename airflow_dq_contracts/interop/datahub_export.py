@@ -263,9 +263,10 @@ class DataHubExporter:
     def _stat(self, check: Check, base: dict, metric: str) -> dict:
         return self._metric(check, base, metric, "float")
 
-    def _min(self, check: Check, base: dict) -> dict:
-        # "min ≥ v" is "every non-null value ≥ v": the field-values form, as the import reads it.
-        if check.validator.kind == "min":
+    def _extreme(self, check: Check, base: dict, metric: str) -> dict:
+        # "min ≥ v" is "every non-null value ≥ v" (and "max ≤ v" likewise): the field-values form,
+        # as the import reads it.
+        if check.validator.kind == metric:
             return {
                 **base,
                 "type": "field",
@@ -273,18 +274,13 @@ class DataHubExporter:
                 "exclude_nulls": True,
                 "condition": condition(check.validator, "float"),
             }
-        return self._stat(check, base, "min")
+        return self._stat(check, base, metric)
+
+    def _min(self, check: Check, base: dict) -> dict:
+        return self._extreme(check, base, "min")
 
     def _max(self, check: Check, base: dict) -> dict:
-        if check.validator.kind == "max":
-            return {
-                **base,
-                "type": "field",
-                "field": check.column,
-                "exclude_nulls": True,
-                "condition": condition(check.validator, "float"),
-            }
-        return self._stat(check, base, "max")
+        return self._extreme(check, base, "max")
 
     def _mean(self, check: Check, base: dict) -> dict:
         return self._stat(check, base, "mean")

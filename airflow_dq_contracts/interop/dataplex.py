@@ -39,24 +39,12 @@ from .common import (
     ImportResult,
     Source,
     check_name,
-    finish,
     plain,
+    read_sources,
     require_type,
     validated,
 )
 
-RULE_TYPES = (
-    "rangeExpectation",
-    "nonNullExpectation",
-    "setExpectation",
-    "regexExpectation",
-    "uniquenessExpectation",
-    "statisticRangeExpectation",
-    "rowConditionExpectation",
-    "tableConditionExpectation",
-    "sqlAssertion",
-    "templateReference",
-)
 COLUMN_RULES = (
     "rangeExpectation",
     "nonNullExpectation",
@@ -64,6 +52,13 @@ COLUMN_RULES = (
     "regexExpectation",
     "uniquenessExpectation",
     "statisticRangeExpectation",
+)
+RULE_TYPES = (
+    *COLUMN_RULES,
+    "rowConditionExpectation",
+    "tableConditionExpectation",
+    "sqlAssertion",
+    "templateReference",
 )
 # ignoreNull is only defined for these (Dataplex API reference).
 IGNORE_NULL_RULES = ("rangeExpectation", "regexExpectation", "setExpectation", "uniquenessExpectation")
@@ -491,11 +486,7 @@ def import_dataplex_result(
     elif path:
         dataset = {"path": path, **({"format": fmt} if fmt else {})}
     importer = DataplexImporter(name, dataset)
-    for src in sources:
-        importer.add_source(src)
-    refused = [issue for src in sources for issue in src.issues]
-    if refused and not partial:
-        finish(sources)
+    refused = read_sources(sources, importer.add_source, partial)
     draft = importer.draft
     if draft is None or (not draft.table_checks and not draft.columns):
         raise ContractValidationError(
