@@ -34,6 +34,7 @@ import yaml
 from airflow_dq_contracts.contract.checks import FORMAT_PATTERNS
 from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
 from airflow_dq_contracts.contract.model import Check, Contract
+from airflow_dq_contracts.contract.sqltext import unquote_identifier
 from airflow_dq_contracts.contract.validators import DEFAULT_TOLERANCE, Validator
 
 from .common import plain
@@ -231,7 +232,7 @@ class DataHubExporter:
         null_passes = check.params.get("null_passes", False)
         if metric is None or null_passes != (metric != "empty"):
             raise Refused("a row condition has no DataHub assertion (only DataHub's own metrics map back)")
-        name = column[1:-1].replace("``", "`") if column.startswith("`") else column
+        name = unquote_identifier(column)
         pct = check.return_type == "pct"
         return {
             **base,
