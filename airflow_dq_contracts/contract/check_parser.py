@@ -184,10 +184,7 @@ def _param_value(ctx: ParseContext, param: registry.Param, value: Any, path: Pat
 
 
 def _check(ctx: ParseContext, raw: Any, path: Path, column: str | None, policy: dict) -> Check | None:
-    if raw is None:
-        ctx.add(path, "empty list item: a check must be a mapping with 'name' and 'type'")
-        return None
-    data = ctx.mapping(raw, path, "a check")
+    data = ctx.list_item(raw, path, "a check", "'name' and 'type'")
     if data is None:
         return None
     name = ctx.string(data, "name", path, required=True)

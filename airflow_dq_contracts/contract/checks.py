@@ -157,6 +157,25 @@ def _stat(name: str, summary: str, *params: Param) -> CheckType:
     return CheckType(name, "column", params=params, summary=summary)
 
 
+def _value_set(name: str, summary: str) -> CheckType:
+    """``whitelist`` / ``blacklist``: the same parameters, conforming rows in or outside ``values``."""
+    return CheckType(
+        name,
+        "column",
+        params=(Param("values", "value_list", required=True), RETURN, Param("case_sensitive", "bool", default=True)),
+        implicit="all_conform",
+        extra=_check_values,
+        summary=summary,
+    )
+
+
+def _length(name: str, summary: str) -> CheckType:
+    """``min_length`` / ``max_length`` / ``avg_length``: a length statistic, or conforming rows with ``return``."""
+    return CheckType(
+        name, "column", params=(RETURN_OPTIONAL, *LENGTH_BOUNDS), extra=_check_length_params, summary=summary
+    )
+
+
 CHECK_TYPES: dict[tuple[str, str], CheckType] = {}
 
 
@@ -219,22 +238,8 @@ _register(
     # Column level: values
     CheckType("missing", "column", params=(RETURN,), summary="NULL values"),
     CheckType("duplicates", "column", params=(RETURN,), summary="COUNT(*) − COUNT(DISTINCT column)"),
-    CheckType(
-        "whitelist",
-        "column",
-        params=(Param("values", "value_list", required=True), RETURN, Param("case_sensitive", "bool", default=True)),
-        implicit="all_conform",
-        extra=_check_values,
-        summary="non-null values in the allowed set",
-    ),
-    CheckType(
-        "blacklist",
-        "column",
-        params=(Param("values", "value_list", required=True), RETURN, Param("case_sensitive", "bool", default=True)),
-        implicit="all_conform",
-        extra=_check_values,
-        summary="non-null values outside the forbidden set",
-    ),
+    _value_set("whitelist", "non-null values in the allowed set"),
+    _value_set("blacklist", "non-null values outside the forbidden set"),
     CheckType(
         "pattern",
         "column",
@@ -248,27 +253,9 @@ _register(
         extra=_check_pattern_params,
         summary="non-null values matching a regex",
     ),
-    CheckType(
-        "min_length",
-        "column",
-        params=(RETURN_OPTIONAL, *LENGTH_BOUNDS),
-        extra=_check_length_params,
-        summary="minimum length (characters or elements)",
-    ),
-    CheckType(
-        "max_length",
-        "column",
-        params=(RETURN_OPTIONAL, *LENGTH_BOUNDS),
-        extra=_check_length_params,
-        summary="maximum length (characters or elements)",
-    ),
-    CheckType(
-        "avg_length",
-        "column",
-        params=(RETURN_OPTIONAL, *LENGTH_BOUNDS),
-        extra=_check_length_params,
-        summary="average length (characters or elements)",
-    ),
+    _length("min_length", "minimum length (characters or elements)"),
+    _length("max_length", "maximum length (characters or elements)"),
+    _length("avg_length", "average length (characters or elements)"),
     # Column level: learned from history (contract/baseline.py); one result per metric
     CheckType(
         "drift",

@@ -1,7 +1,7 @@
 """Schema conformance in plain Python: does a dataset's column fit its declaration, and if a declared
 column is missing, which present column is it probably called now?
 
-The Spark side (:class:`airflow_dq_contracts.engine.metrics.ColumnSchemaMetric`) turns the data's
+The Spark side (:class:`airflow_dq_contracts.engine.metrics.schema.ColumnSchemaMetric`) turns the data's
 schema into :class:`~.model.ColumnType` values and asks this module; nothing here needs Spark.
 
 **Compatible** uses the type families and widening rules of :mod:`.diff`: the data's type must be

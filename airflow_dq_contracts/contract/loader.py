@@ -458,10 +458,7 @@ def _column_type(ctx: ParseContext, raw: Any, path: Path) -> ColumnType | None:
 
 
 def _column(ctx: ParseContext, raw: Any, path: Path, policy: dict) -> tuple[Column, enforcing.Declaration] | None:
-    if raw is None:
-        ctx.add(path, "empty list item: a column must be a mapping with at least 'name'")
-        return None
-    data = ctx.mapping(raw, path, "a column")
+    data = ctx.list_item(raw, path, "a column", "at least 'name'")
     if data is None:
         return None
     ctx.keys(data, COLUMN_KEYS, path, "a column")

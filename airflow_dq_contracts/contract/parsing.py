@@ -56,20 +56,27 @@ class ParseContext:
         return value
 
     def mapping(self, value: Any, path: Path, what: str) -> dict | None:
-        if value is None:
+        """``value`` when it is a mapping; None when absent, or (with the issue added) when not a mapping."""
+        return value if self._is(dict, "a mapping", value, path, what) else None
+
+    def list_item(self, raw: Any, path: Path, what: str, needs: str) -> dict | None:
+        """A list entry that must be a mapping (``what`` with ``needs``), or None with the issue added."""
+        if raw is None:
+            self.add(path, f"empty list item: {what} must be a mapping with {needs}")
             return None
-        if not isinstance(value, dict):
-            self.add(path, f"{what} must be a mapping, got {type(value).__name__}")
-            return None
-        return value
+        return self.mapping(raw, path, what)
 
     def seq(self, value: Any, path: Path, what: str) -> list | None:
+        """``value`` when it is a list; None when absent, or (with the issue added) when not a list."""
+        return value if self._is(list, "a list", value, path, what) else None
+
+    def _is(self, kind: type, described: str, value: Any, path: Path, what: str) -> bool:
         if value is None:
-            return None
-        if not isinstance(value, list):
-            self.add(path, f"{what} must be a list, got {type(value).__name__}")
-            return None
-        return value
+            return False
+        if not isinstance(value, kind):
+            self.add(path, f"{what} must be {described}, got {type(value).__name__}")
+            return False
+        return True
 
     def str_list(self, value: Any, path: Path, what: str) -> tuple[str, ...]:
         items = self.seq(value, path, what)

@@ -74,18 +74,10 @@ from airflow_dq_contracts.store.delta_log import add_actions, query_column, quer
 from airflow_dq_contracts.store.table_facts import epoch_micros
 from airflow_dq_contracts.timeutil import EPOCH, from_epoch_micros, to_epoch_micros
 
-from .metrics import (
-    CompletenessMetric,
-    CountMetric,
-    FreshnessMetric,
-    MaxMetric,
-    MeasureContext,
-    Measurement,
-    Metric,
-    MinMetric,
-    MissingMetric,
-    NumRowsMetric,
-)
+from .metrics import MeasureContext, Measurement, Metric
+from .metrics.counts import CountMetric, MissingMetric, NumRowsMetric
+from .metrics.statistics import MaxMetric, MinMetric
+from .metrics.timeliness import CompletenessMetric, FreshnessMetric
 from .spark_errors import first_line, quiet_pyspark_errors
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -395,26 +395,18 @@ def finish(sources: list[Source]) -> None:
         raise ContractValidationError(issues)
 
 
+def read_sources(sources: list[Source], add: Callable[[Source], None], partial: bool) -> list[ValidationIssue]:
+    """Hand every source to ``add`` (an importer's); the refusals of all of them, raised at once unless ``partial``."""
+    for source in sources:
+        add(source)
+    refused = [issue for source in sources for issue in source.issues]
+    if refused and not partial:
+        finish(sources)
+    return refused
+
+
 def validated(draft: Draft, header: str, origin: str) -> str:
     """The draft as YAML, loaded back with the strict contract loader (so ``validate`` accepts it)."""
     text = draft.to_yaml(header)
     loader.load_contract(draft.document(), filename=origin)  # the same document, without parsing it again
     return text
-
-
-def sql_literal(value: Any) -> str:
-    """A Spark SQL literal for a scalar: numbers as written, text single-quoted (backslash escapes).
-
-    >>> print(sql_literal("it's"), sql_literal(5), sql_literal(True))
-    'it\\'s' 5 true
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def quote_ident(name: str) -> str:
-    """A Spark SQL identifier (backquoted unless a plain name)."""
-    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else "`" + name.replace("`", "``") + "`"

@@ -33,18 +33,17 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
+from airflow_dq_contracts.contract.sqltext import quote_identifier_if_needed, spark_literal
 
 from .common import (
     Draft,
     ImportResult,
     Source,
     check_name,
-    finish,
     has_top_key,
     plain,
-    quote_ident,
+    read_sources,
     require_type,
-    sql_literal,
     validated,
 )
 from .datahub_conditions import FLIP, HUNDRED, Condition, metric_validator, parse_condition
@@ -358,7 +357,9 @@ class DataHubImporter:
         validator = metric_validator(src, cond, path + ("condition",), reading)
         if validator is None:
             return
-        template = {k: (v.format(col=quote_ident(column)) if isinstance(v, str) else v) for k, v in base.items()}
+        template = {
+            k: (v.format(col=quote_identifier_if_needed(column)) if isinstance(v, str) else v) for k, v in base.items()
+        }
         check = {"name": name, **template, **validator}
         target = None if check["type"] == "row_condition" else column
         self.add(src, data, path, check, target, f"field {column} metric {metric} {source_kind}")
@@ -416,49 +417,38 @@ def _unique_to_duplicates(cond: Condition) -> Condition:
     return Condition(FLIP.get(cond.kind, cond.kind), one - cond.value / HUNDRED)
 
 
+#: A field metric's reading: (check template, reading, condition transform).
+FieldMetric = tuple[dict[str, Any], str, Callable[[Condition], Condition] | None]
+
+
+def _violating(condition: str, reading: str, *, null_passes: bool = False) -> FieldMetric:
+    """The rows where ``condition`` is not true, counted (``count``) or as a share (``pct``)."""
+    template: dict[str, Any] = {"type": "row_condition", "condition": condition}
+    if null_passes:
+        template["null_passes"] = True
+    template["return"] = reading
+    return template, reading, _percent if reading == "pct" else None
+
+
 # metric → (check template, reading, condition transform). ``{col}`` is the quoted column.
-FIELD_METRICS: dict[str, tuple[dict[str, Any], str, Callable[[Condition], Condition] | None]] = {
+FIELD_METRICS: dict[str, FieldMetric] = {
     "null_count": ({"type": "missing", "return": "count"}, "count", None),
     "null_percentage": ({"type": "missing", "return": "pct"}, "pct", _percent),
     "unique_count": ({"type": "cardinality"}, "count", None),
     "unique_percentage": ({"type": "duplicates", "return": "pct"}, "pct", _unique_to_duplicates),
     # DataHub's own compiler counts "empty" as ``col IS NULL OR TRIM(col) = ''``: those rows violate.
-    "empty_count": (
-        {"type": "row_condition", "condition": "{col} IS NOT NULL AND TRIM({col}) <> ''", "return": "count"},
-        "count",
-        None,
-    ),
-    "empty_percentage": (
-        {"type": "row_condition", "condition": "{col} IS NOT NULL AND TRIM({col}) <> ''", "return": "pct"},
-        "pct",
-        _percent,
-    ),
+    "empty_count": _violating("{col} IS NOT NULL AND TRIM({col}) <> ''", "count"),
+    "empty_percentage": _violating("{col} IS NOT NULL AND TRIM({col}) <> ''", "pct"),
     "min": ({"type": "min"}, "float", None),
     "max": ({"type": "max"}, "float", None),
     "mean": ({"type": "mean"}, "float", None),
     "median": ({"type": "percentile", "percentile": 0.5}, "float", None),
     "stddev": ({"type": "stddev"}, "float", None),
     # A row violates "{col} >= 0" exactly when it is negative (NULL passes): violations = negatives.
-    "negative_count": (
-        {"type": "row_condition", "condition": "{col} >= 0", "null_passes": True, "return": "count"},
-        "count",
-        None,
-    ),
-    "negative_percentage": (
-        {"type": "row_condition", "condition": "{col} >= 0", "null_passes": True, "return": "pct"},
-        "pct",
-        _percent,
-    ),
-    "zero_count": (
-        {"type": "row_condition", "condition": "{col} <> 0", "null_passes": True, "return": "count"},
-        "count",
-        None,
-    ),
-    "zero_percentage": (
-        {"type": "row_condition", "condition": "{col} <> 0", "null_passes": True, "return": "pct"},
-        "pct",
-        _percent,
-    ),
+    "negative_count": _violating("{col} >= 0", "count", null_passes=True),
+    "negative_percentage": _violating("{col} >= 0", "pct", null_passes=True),
+    "zero_count": _violating("{col} <> 0", "count", null_passes=True),
+    "zero_percentage": _violating("{col} <> 0", "pct", null_passes=True),
 }
 
 
@@ -500,7 +490,7 @@ class FieldValues:
         if kind == "is_null":
             if self.threshold_kind == "count":
                 return self.add({"name": self.name, "type": "count", "max": plain(self.threshold)}, col)
-            return self.row_condition(f"{quote_ident(col)} IS NULL", null_passes=False)
+            return self.row_condition(f"{quote_identifier_if_needed(col)} IS NULL", null_passes=False)
         native = self.native()
         if native is None:
             return None
@@ -600,7 +590,7 @@ class FieldValues:
 
     def sql(self) -> str:
         """The per-row condition as Spark SQL (a row violates when it is false)."""
-        col, cond, kind = quote_ident(self.column), self.cond, self.cond.kind
+        col, cond, kind = quote_identifier_if_needed(self.column), self.cond, self.cond.kind
         operators = {
             "equal_to": "=",
             "not_equal_to": "<>",
@@ -610,15 +600,15 @@ class FieldValues:
             "less_than_or_equal_to": "<=",
         }
         if kind in operators:
-            value = sql_literal(cond.value) if isinstance(cond.value, str) else plain(cond.value)
+            value = spark_literal(cond.value) if isinstance(cond.value, str) else plain(cond.value)
             return f"{col} {operators[kind]} {value}"
         if kind == "between":
             return f"{col} BETWEEN {plain(cond.low)} AND {plain(cond.high)}"  # type: ignore[arg-type]
         if kind in ("in", "not_in"):
-            values = ", ".join(sql_literal(v) for v in cond.value)
+            values = ", ".join(spark_literal(v) for v in cond.value)
             return f"{col} {'NOT IN' if kind == 'not_in' else 'IN'} ({values})"
         if kind == "matches_regex":
-            return f"{col} RLIKE {sql_literal(anchored(cond.value))}"
+            return f"{col} RLIKE {spark_literal(anchored(cond.value))}"
         low, high = self.length_bounds()
         parts = ([f"char_length({col}) >= {low}"] if low is not None else []) + (
             [f"char_length({col}) <= {high}"] if high is not None else []
@@ -664,11 +654,7 @@ def import_datahub_each(
     and the refusals (located) instead.
     """
     importer = DataHubImporter(name, dataset)
-    for src in sources:
-        importer.add_source(src)
-    refused = [issue for src in sources for issue in src.issues]
-    if refused and not partial:
-        finish(sources)
+    refused = read_sources(sources, importer.add_source, partial)
     if not importer.drafts:
         what = f"no assertions on {dataset}" if dataset else "no assertions to import"
         raise ContractValidationError(

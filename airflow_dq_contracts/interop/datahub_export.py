@@ -34,6 +34,7 @@ import yaml
 from airflow_dq_contracts.contract.checks import FORMAT_PATTERNS
 from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
 from airflow_dq_contracts.contract.model import Check, Contract
+from airflow_dq_contracts.contract.sqltext import unquote_identifier
 from airflow_dq_contracts.contract.validators import DEFAULT_TOLERANCE, Validator
 
 from .common import plain
@@ -231,7 +232,7 @@ class DataHubExporter:
         null_passes = check.params.get("null_passes", False)
         if metric is None or null_passes != (metric != "empty"):
             raise Refused("a row condition has no DataHub assertion (only DataHub's own metrics map back)")
-        name = column[1:-1].replace("``", "`") if column.startswith("`") else column
+        name = unquote_identifier(column)
         pct = check.return_type == "pct"
         return {
             **base,
@@ -263,9 +264,10 @@ class DataHubExporter:
     def _stat(self, check: Check, base: dict, metric: str) -> dict:
         return self._metric(check, base, metric, "float")
 
-    def _min(self, check: Check, base: dict) -> dict:
-        # "min ≥ v" is "every non-null value ≥ v": the field-values form, as the import reads it.
-        if check.validator.kind == "min":
+    def _extreme(self, check: Check, base: dict, metric: str) -> dict:
+        # "min ≥ v" is "every non-null value ≥ v" (and "max ≤ v" likewise): the field-values form,
+        # as the import reads it.
+        if check.validator.kind == metric:
             return {
                 **base,
                 "type": "field",
@@ -273,18 +275,13 @@ class DataHubExporter:
                 "exclude_nulls": True,
                 "condition": condition(check.validator, "float"),
             }
-        return self._stat(check, base, "min")
+        return self._stat(check, base, metric)
+
+    def _min(self, check: Check, base: dict) -> dict:
+        return self._extreme(check, base, "min")
 
     def _max(self, check: Check, base: dict) -> dict:
-        if check.validator.kind == "max":
-            return {
-                **base,
-                "type": "field",
-                "field": check.column,
-                "exclude_nulls": True,
-                "condition": condition(check.validator, "float"),
-            }
-        return self._stat(check, base, "max")
+        return self._extreme(check, base, "max")
 
     def _mean(self, check: Check, base: dict) -> dict:
         return self._stat(check, base, "mean")

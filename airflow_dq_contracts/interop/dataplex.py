@@ -32,32 +32,19 @@ from decimal import Decimal
 from typing import Any
 
 from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
+from airflow_dq_contracts.contract.sqltext import quote_identifier_if_needed, spark_literal
 
 from .common import (
     Draft,
     ImportResult,
     Source,
     check_name,
-    finish,
     plain,
-    quote_ident,
+    read_sources,
     require_type,
-    sql_literal,
     validated,
 )
 
-RULE_TYPES = (
-    "rangeExpectation",
-    "nonNullExpectation",
-    "setExpectation",
-    "regexExpectation",
-    "uniquenessExpectation",
-    "statisticRangeExpectation",
-    "rowConditionExpectation",
-    "tableConditionExpectation",
-    "sqlAssertion",
-    "templateReference",
-)
 COLUMN_RULES = (
     "rangeExpectation",
     "nonNullExpectation",
@@ -65,6 +52,13 @@ COLUMN_RULES = (
     "regexExpectation",
     "uniquenessExpectation",
     "statisticRangeExpectation",
+)
+RULE_TYPES = (
+    *COLUMN_RULES,
+    "rowConditionExpectation",
+    "tableConditionExpectation",
+    "sqlAssertion",
+    "templateReference",
 )
 # ignoreNull is only defined for these (Dataplex API reference).
 IGNORE_NULL_RULES = ("rangeExpectation", "regexExpectation", "setExpectation", "uniquenessExpectation")
@@ -318,7 +312,7 @@ class Rule:
                 f"'values' must be a non-empty list of strings, got {self.body.get('values')!r}",
             )
             return
-        sql = f"{quote_ident(self.column)} IN ({', '.join(sql_literal(v) for v in values)})"  # type: ignore[arg-type]
+        sql = f"{quote_identifier_if_needed(self.column)} IN ({', '.join(spark_literal(v) for v in values)})"  # type: ignore[arg-type]
         self.conformance({"name": f"{self.column} in set", "type": "whitelist", "values": list(values)}, sql)
 
     def regexExpectation(self) -> None:
@@ -326,7 +320,7 @@ class Rule:
         if regex is None:
             return
         # Dataplex uses REGEXP_CONTAINS: search semantics, as contract patterns.
-        sql = f"{quote_ident(self.column)} RLIKE {sql_literal(regex)}"  # type: ignore[arg-type]
+        sql = f"{quote_identifier_if_needed(self.column)} RLIKE {spark_literal(regex)}"  # type: ignore[arg-type]
         self.conformance({"name": f"{self.column} matches regex", "type": "pattern", "pattern": regex}, sql)
 
     def uniquenessExpectation(self) -> None:
@@ -341,7 +335,7 @@ class Rule:
         check: dict[str, Any] = {"name": f"{self.column} unique", "type": "duplicates", "max": 0}
         if self.ignore_null:
             # duplicates counts NULLs as duplicates (DESIGN §4); scoped to non-null rows they pass.
-            check["filter"] = f"{quote_ident(self.column)} IS NOT NULL"  # type: ignore[arg-type]
+            check["filter"] = f"{quote_identifier_if_needed(self.column)} IS NOT NULL"  # type: ignore[arg-type]
         self.emit(check, self.column)
 
     def bounds(self) -> tuple[Decimal | None, Decimal | None, bool, bool] | None:
@@ -391,9 +385,9 @@ class Rule:
             return
         parts = []
         if low is not None:
-            parts.append(f"{quote_ident(col)} {'>' if strict_min else '>='} {plain(low)}")  # type: ignore[arg-type]
+            parts.append(f"{quote_identifier_if_needed(col)} {'>' if strict_min else '>='} {plain(low)}")  # type: ignore[arg-type]
         if high is not None:
-            parts.append(f"{quote_ident(col)} {'<' if strict_max else '<='} {plain(high)}")  # type: ignore[arg-type]
+            parts.append(f"{quote_identifier_if_needed(col)} {'<' if strict_max else '<='} {plain(high)}")  # type: ignore[arg-type]
         self.row_condition(
             " AND ".join(parts), self.ignore_null, "rangeExpectation with strict bounds or threshold < 1"
         )
@@ -411,7 +405,7 @@ class Rule:
         low, high, strict_min, strict_max = bounds
         if strict_min or strict_max:
             # Validators are inclusive; the SQL comparison of the statistic says a strict bound exactly.
-            stat = f"{SQL_STATISTICS[statistic]}({quote_ident(self.column)})"  # type: ignore[arg-type]
+            stat = f"{SQL_STATISTICS[statistic]}({quote_identifier_if_needed(self.column)})"  # type: ignore[arg-type]
             parts = ([f"{stat} {'>' if strict_min else '>='} {plain(low)}"] if low is not None else []) + (
                 [f"{stat} {'<' if strict_max else '<='} {plain(high)}"] if high is not None else []
             )
@@ -492,11 +486,7 @@ def import_dataplex_result(
     elif path:
         dataset = {"path": path, **({"format": fmt} if fmt else {})}
     importer = DataplexImporter(name, dataset)
-    for src in sources:
-        importer.add_source(src)
-    refused = [issue for src in sources for issue in src.issues]
-    if refused and not partial:
-        finish(sources)
+    refused = read_sources(sources, importer.add_source, partial)
     draft = importer.draft
     if draft is None or (not draft.table_checks and not draft.columns):
         raise ContractValidationError(

@@ -12,17 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from airflow_dq_contracts.hooks.storage import check_access, check_location, get_storage_credentials
-from airflow_dq_contracts.store.delta_log import (
-    CompletenessQuery,
-    CompletenessResult,
-    DeltaMetadataError,
-    FreshnessQuery,
-    FreshnessResult,
-    TableNotFoundError,
-    resolve_table_path,
-)
+from airflow_dq_contracts.store.delta_log import DeltaMetadataError, TableNotFoundError, resolve_table_path
 from airflow_dq_contracts.timeutil import TimeValueError, format_time, to_utc, utcnow
-from airflow_dq_contracts.triggers.delta_metadata import MetadataPollTrigger
+from airflow_dq_contracts.triggers.delta_metadata import MetadataPollTrigger, MetadataQuery, MetadataResult
 from airflow_dq_contracts.version_compat import (
     AirflowException,
     AirflowFailException,
@@ -35,6 +27,8 @@ from airflow_dq_contracts.version_compat import (
 )
 
 SUPPORTED_FORMATS = ("delta", "parquet")
+#: The templated arguments every metadata sensor takes (a sensor adds its own column's name).
+LOCATION_TEMPLATE_FIELDS = ("path", "table", "warehouse", "contract", "check", "reference_time")
 
 
 class SensorConfigError(ValueError):
@@ -59,16 +53,6 @@ def reference_text(value: Any) -> str | None:
     except TimeValueError as exc:
         raise AirflowFailException(f"reference_time: {exc}") from None
     return format_time(moment)
-
-
-def check_number(name: str, value: Any, *, integer: bool = False) -> None:
-    """Raise :class:`SensorConfigError` unless ``value`` is a finite number ≥ 0 (or None)."""
-    if value is None:
-        return
-    kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value) or value < 0:
-        what = "an integer" if integer else "a number"
-        raise SensorConfigError(f"{name} must be {what} ≥ 0, got {value!r}")
 
 
 class DeltaMetadataSensorBase(BaseSensorOperator):
@@ -117,13 +101,13 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
     ) -> None:
         super().__init__(**kwargs)
         if path and table:
-            raise SensorConfigError(f"{self.task_id}: pass path= or table=, not both")
+            raise self.refuse("pass path= or table=, not both")
         if not (path or table or contract is not None):
-            raise SensorConfigError(f"{self.task_id}: pass path=, table= or contract= to say which table to watch")
+            raise self.refuse("pass path=, table= or contract= to say which table to watch")
         if check is not None and contract is None:
-            raise SensorConfigError(f"{self.task_id}: check={check!r} needs contract=")
+            raise self.refuse(f"check={check!r} needs contract=")
         if contract is not None and not isinstance(contract, (str, dict)):
-            raise SensorConfigError(f"{self.task_id}: contract= must be a file path or a dict")
+            raise self.refuse("contract= must be a file path or a dict")
         self.path = path
         self.table = table
         self.warehouse = warehouse
@@ -134,6 +118,30 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
         self.storage_conn_id = storage_conn_id or None
         self.fail_on_missing_table = bool(fail_on_missing_table)
         self.deferrable = default_deferrable() if deferrable is None else bool(deferrable)
+
+    # ------------------------------------------------------------------ arguments
+
+    def refuse(self, message: str) -> SensorConfigError:
+        """The error for an argument that cannot work, naming the task (raise it)."""
+        return SensorConfigError(f"{self.task_id}: {message}")
+
+    def check_choice(self, name: str, value: Any, choices: Sequence[str]) -> None:
+        """Raise :meth:`refuse` unless ``value`` is None or one of ``choices``."""
+        if value is not None and value not in choices:
+            raise self.refuse(f"{name}={value!r} is not one of {', '.join(choices)}")
+
+    def missing_required(self, names: Sequence[str]) -> SensorConfigError:
+        """The error for arguments a sensor needs when no contract check gives them."""
+        return self.refuse(f"missing {', '.join(names)} (or pass contract= and check=)")
+
+    def check_number(self, name: str, value: Any, *, integer: bool = False) -> None:
+        """Raise :meth:`refuse` unless ``value`` is a finite number ≥ 0 (or None)."""
+        if value is None:
+            return
+        kinds = (int,) if integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value) or value < 0:
+            what = "an integer" if integer else "a number"
+            raise self.refuse(f"{name} must be {what} ≥ 0, got {value!r}")
 
     # ------------------------------------------------------------------ contract and location
 
@@ -198,11 +206,11 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
 
     # ------------------------------------------------------------------ evaluation
 
-    def _query(self) -> FreshnessQuery | CompletenessQuery:  # pragma: no cover - abstract
+    def _query(self) -> MetadataQuery:  # pragma: no cover - abstract
         """The question, with explicit > contract check > default resolved (fails the task when incomplete)."""
         raise NotImplementedError
 
-    def _evaluate(self, context: Context) -> FreshnessResult | CompletenessResult:
+    def _evaluate(self, context: Context) -> MetadataResult:
         query = self._query()
         if not self.storage_conn_id:
             return query.evaluate()
@@ -282,7 +290,3 @@ def pick(explicit: Any, params: Mapping[str, Any], key: str, default: Any = None
         return explicit
     value = params.get(key)
     return default if value is None else value
-
-
-def missing_required(task_id: str, names: Sequence[str]) -> SensorConfigError:
-    return SensorConfigError(f"{task_id}: missing {', '.join(names)} (or pass contract= and check=)")

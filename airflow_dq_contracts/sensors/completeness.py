@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from airflow_dq_contracts.contract.timeliness import GRANULARITIES
 from airflow_dq_contracts.sensors._common import (
+    LOCATION_TEMPLATE_FIELDS,
     DeltaMetadataSensorBase,
-    SensorConfigError,
-    check_number,
-    missing_required,
     pick,
     reference_text,
 )
@@ -35,6 +32,9 @@ class CompletenessSensor(DeltaMetadataSensorBase):
     ``lookback_days=30``, ``max_gap_count=0``, ``allow_future_gaps=True``. ``reference_time``
     (templated) defaults to the time of each poke.
 
+    Which table, the contract, ``reference_time``, credentials and deferral: the keyword arguments of
+    :class:`~airflow_dq_contracts.sensors._common.DeltaMetadataSensorBase`.
+
     The XCom value is the gap report (``gap_count``, ``missing``, ``missing_labels`` …).
 
     Example::
@@ -48,60 +48,26 @@ class CompletenessSensor(DeltaMetadataSensorBase):
 
     check_type = "completeness"
     trigger_class = DeltaCompletenessTrigger
-    template_fields: Sequence[str] = (
-        "path",
-        "table",
-        "warehouse",
-        "contract",
-        "check",
-        "reference_time",
-        "partition_column",
-    )
+    template_fields: Sequence[str] = (*LOCATION_TEMPLATE_FIELDS, "partition_column")
 
     def __init__(
         self,
         *,
-        path: str | None = None,
-        table: str | None = None,
         partition_column: str | None = None,
         granularity: str | None = None,
         lookback_days: float | None = None,
         max_gap_count: int | None = None,
         allow_future_gaps: bool | None = None,
-        reference_time: str | dt.datetime | None = None,
-        deferrable: bool | None = None,
-        contract: str | Mapping[str, Any] | None = None,
-        check: str | None = None,
-        warehouse: str | None = None,
-        storage_options: Mapping[str, str] | None = None,
-        storage_conn_id: str | None = None,
-        fail_on_missing_table: bool = True,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            path=path,
-            table=table,
-            warehouse=warehouse,
-            contract=contract,
-            check=check,
-            reference_time=reference_time,
-            storage_options=storage_options,
-            storage_conn_id=storage_conn_id,
-            fail_on_missing_table=fail_on_missing_table,
-            deferrable=deferrable,
-            **kwargs,
-        )
-        try:
-            if granularity is not None and granularity not in GRANULARITIES:
-                raise SensorConfigError(f"granularity={granularity!r} is not one of {', '.join(GRANULARITIES)}")
-            check_number("lookback_days", lookback_days)
-            check_number("max_gap_count", max_gap_count, integer=True)
-            if allow_future_gaps is not None and not isinstance(allow_future_gaps, bool):
-                raise SensorConfigError(f"allow_future_gaps must be True or False, got {allow_future_gaps!r}")
-        except SensorConfigError as exc:
-            raise SensorConfigError(f"{self.task_id}: {exc}") from None
-        if contract is None and not partition_column:
-            raise missing_required(self.task_id, ["partition_column"])
+        super().__init__(**kwargs)
+        self.check_choice("granularity", granularity, GRANULARITIES)
+        self.check_number("lookback_days", lookback_days)
+        self.check_number("max_gap_count", max_gap_count, integer=True)
+        if allow_future_gaps is not None and not isinstance(allow_future_gaps, bool):
+            raise self.refuse(f"allow_future_gaps must be True or False, got {allow_future_gaps!r}")
+        if self.contract is None and not partition_column:
+            raise self.missing_required(["partition_column"])
         self.partition_column = partition_column
         self.granularity = granularity
         self.lookback_days = lookback_days

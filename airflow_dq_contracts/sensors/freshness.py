@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from airflow_dq_contracts.contract.timeliness import AGGREGATIONS
 from airflow_dq_contracts.sensors._common import (
+    LOCATION_TEMPLATE_FIELDS,
     DeltaMetadataSensorBase,
-    SensorConfigError,
-    check_number,
-    missing_required,
     pick,
     reference_text,
 )
@@ -35,6 +32,9 @@ class FreshnessSensor(DeltaMetadataSensorBase):
     Parameters may come from a contract: ``contract=`` (path or dict) and ``check="<name>"`` (or
     the contract's only ``freshness`` check); explicit arguments override the check's.
 
+    Which table, the contract, ``reference_time``, credentials and deferral: the keyword arguments of
+    :class:`~airflow_dq_contracts.sensors._common.DeltaMetadataSensorBase`.
+
     The XCom value is the measurement (``age_hours``, ``passed``, ``measurement`` …).
 
     Example::
@@ -50,65 +50,29 @@ class FreshnessSensor(DeltaMetadataSensorBase):
 
     check_type = "freshness"
     trigger_class = DeltaFreshnessTrigger
-    template_fields: Sequence[str] = (
-        "path",
-        "table",
-        "warehouse",
-        "contract",
-        "check",
-        "reference_time",
-        "timestamp_column",
-    )
+    template_fields: Sequence[str] = (*LOCATION_TEMPLATE_FIELDS, "timestamp_column")
 
     def __init__(
         self,
         *,
-        path: str | None = None,
-        table: str | None = None,
         timestamp_column: str | None = None,
         max_age_hours: float | None = None,
         aggregation: str | None = None,
-        reference_time: str | dt.datetime | None = None,
-        deferrable: bool | None = None,
-        contract: str | Mapping[str, Any] | None = None,
-        check: str | None = None,
         measure: str = "column",
-        warehouse: str | None = None,
-        storage_options: Mapping[str, str] | None = None,
-        storage_conn_id: str | None = None,
         exact: bool = True,
-        fail_on_missing_table: bool = True,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            path=path,
-            table=table,
-            warehouse=warehouse,
-            contract=contract,
-            check=check,
-            reference_time=reference_time,
-            storage_options=storage_options,
-            storage_conn_id=storage_conn_id,
-            fail_on_missing_table=fail_on_missing_table,
-            deferrable=deferrable,
-            **kwargs,
-        )
+        super().__init__(**kwargs)
         if measure not in MEASURES:
-            raise SensorConfigError(f"{self.task_id}: measure={measure!r} is not one of {', '.join(MEASURES)}")
-        if aggregation is not None and aggregation not in AGGREGATIONS:
-            raise SensorConfigError(
-                f"{self.task_id}: aggregation={aggregation!r} is not one of {', '.join(AGGREGATIONS)}"
-            )
-        try:
-            check_number("max_age_hours", max_age_hours)
-        except SensorConfigError as exc:
-            raise SensorConfigError(f"{self.task_id}: {exc}") from None
-        if contract is None:
+            raise self.refuse(f"measure={measure!r} is not one of {', '.join(MEASURES)}")
+        self.check_choice("aggregation", aggregation, AGGREGATIONS)
+        self.check_number("max_age_hours", max_age_hours)
+        if self.contract is None:
             needed = ["max_age_hours"] if max_age_hours is None else []
             if measure == "column" and not timestamp_column:
                 needed.insert(0, "timestamp_column")
             if needed:
-                raise missing_required(self.task_id, needed)
+                raise self.missing_required(needed)
         self.timestamp_column = timestamp_column
         self.max_age_hours = max_age_hours
         self.aggregation = aggregation

@@ -57,6 +57,10 @@ from airflow_dq_contracts.version_compat import BaseTrigger, TriggerEvent, aget_
 
 _MODULE = "airflow_dq_contracts.triggers.delta_metadata"
 
+#: A question a metadata sensor asks of a table, and its answer.
+MetadataQuery = FreshnessQuery | CompletenessQuery
+MetadataResult = FreshnessResult | CompletenessResult
+
 
 async def aget_storage_credentials(conn_id: str) -> StorageCredentials:
     """The storage connection ``conn_id``, looked up in the triggerer without blocking its loop, masked.
@@ -105,12 +109,12 @@ class MetadataPollTrigger(BaseTrigger):
         self.end_time = end_time
         self.storage_conn_id = storage_conn_id or None
         # The query with the connection's credentials, resolved in the triggerer (never serialised).
-        self._resolved: FreshnessQuery | CompletenessQuery | None = None
+        self._resolved: MetadataQuery | None = None
 
     @classmethod
     def for_query(
         cls,
-        query: FreshnessQuery | CompletenessQuery,
+        query: MetadataQuery,
         *,
         poke_interval: float,
         fail_on_missing_table: bool,
@@ -159,7 +163,7 @@ class MetadataPollTrigger(BaseTrigger):
         options = creds.storage_options(self.query.storage_options)
         self._resolved = dataclasses.replace(self.query, storage_options=options)
 
-    def _evaluate(self) -> FreshnessResult | CompletenessResult:
+    def _evaluate(self) -> MetadataResult:
         query = self._resolved or self.query
         try:
             return query.evaluate()

@@ -1,4 +1,4 @@
-"""What the ODCS compiler's parts share: the located issue collector, exact numbers, SQL text.
+"""What the ODCS compiler's parts share: the located issue collector, exact numbers.
 
 Plain Python. Every refusal names the ODCS file, the line and the path *in the ODCS document*.
 
@@ -13,24 +13,19 @@ Example::
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..errors import ValidationIssue
-from ..yamlsrc import Path, SourceMap, format_path
+from ..parsing import ParseContext
+from ..yamlsrc import Path
 
 
-class Found:
-    """The refusals of one ODCS document (located) and the notes saying which reading was chosen."""
-
-    def __init__(self, smap: SourceMap):
-        self.smap = smap
-        self.issues: list[ValidationIssue] = []
+class Found(ParseContext):
+    """The refusals of one ODCS document (located), collected as the contract parser collects its issues."""
 
     def refuse(self, path: Path, message: str) -> None:
         """Record that the element at ``path`` cannot be compiled exactly."""
-        self.issues.append(ValidationIssue(self.smap.file, self.smap.line(path), format_path(path), message))
+        self.add(path, message)
 
     def keys(self, data: dict, allowed: tuple[str, ...], path: Path, what: str) -> None:
         """Refuse keys ``what`` does not know (a misspelt key must not silently disable a rule)."""
@@ -73,25 +68,3 @@ def plain(number: Decimal) -> int | float:
     if number == number.to_integral_value():
         return int(number)
     return float(str(number))
-
-
-def sql_literal(value: Any) -> str:
-    """A Spark SQL literal for a scalar: numbers as written, text single-quoted (backslash escapes).
-
-    >>> print(sql_literal("it's"), sql_literal(5), sql_literal(True))
-    'it\\'s' 5 true
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def quote_ident(name: str) -> str:
-    """A Spark SQL identifier (backquoted unless a plain name).
-
-    >>> quote_ident("order_id"), quote_ident("order id")
-    ('order_id', '`order id`')
-    """
-    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else "`" + name.replace("`", "``") + "`"

@@ -36,8 +36,9 @@ from typing import Any
 import yaml
 
 from .. import checks as registry
+from ..sqltext import quote_identifier_if_needed, spark_literal
 from ..yamlsrc import Path, YamlSyntaxError, format_path, load_yaml
-from .common import Found, exact, plain, quote_ident, sql_literal
+from .common import Found, exact, plain
 
 ENGINE = "airflow-dq-contracts"
 OPERATORS = (
@@ -310,7 +311,7 @@ def _library(found: Found, rule: dict, path: Path, scope: Scope) -> tuple[dict, 
             return None
         columns = [scope.columns[k] for k in keys]
         return {"name": name, "type": "duplicates", "columns": columns, **ret, **valid}, None, notes
-    col = quote_ident(column)  # type: ignore[arg-type]
+    col = quote_identifier_if_needed(column)  # type: ignore[arg-type]
     if metric == "missingValues":
         listed = arguments.get("missingValues", [None])
         if not isinstance(listed, list) or any(isinstance(v, (list, dict)) for v in listed):
@@ -319,7 +320,7 @@ def _library(found: Found, rule: dict, path: Path, scope: Scope) -> tuple[dict, 
         values = [v for v in listed if v is not None]
         if not values:
             return {"name": name, "type": "missing", **ret, **valid}, column, notes
-        listing = ", ".join(sql_literal(v) for v in values)
+        listing = ", ".join(spark_literal(v) for v in values)
         counts_null = len(values) != len(listed)
         condition = f"{col} IS NOT NULL AND {col} NOT IN ({listing})" if counts_null else f"{col} NOT IN ({listing})"
         check = {"name": name, "type": "row_condition", "condition": condition, "null_passes": not counts_null}
@@ -334,7 +335,7 @@ def _library(found: Found, rule: dict, path: Path, scope: Scope) -> tuple[dict, 
         if not isinstance(pattern, str) or not pattern:
             found.refuse(apath + ("pattern",), f"arguments.pattern must be a regular expression, got {pattern!r}")
             return None
-        condition = f"{col} RLIKE {sql_literal(pattern)}"
+        condition = f"{col} RLIKE {spark_literal(pattern)}"
     else:
         if not isinstance(valid_values, list) or any(isinstance(v, (list, dict)) for v in valid_values):
             found.refuse(apath + ("validValues",), f"arguments.validValues is a list of values, got {valid_values!r}")
@@ -343,7 +344,7 @@ def _library(found: Found, rule: dict, path: Path, scope: Scope) -> tuple[dict, 
         if not listed:
             found.refuse(apath + ("validValues",), "arguments.validValues lists no non-null value")
             return None
-        condition = f"{col} IN ({', '.join(sql_literal(v) for v in listed)})"
+        condition = f"{col} IN ({', '.join(spark_literal(v) for v in listed)})"
     check = {"name": name, "type": "row_condition", "condition": condition, "null_passes": True}
     return {**check, **ret, **valid}, None, notes
 
@@ -363,7 +364,7 @@ def _sql(found: Found, rule: dict, path: Path, scope: Scope) -> tuple[dict, str 
         if scope.column is None:
             found.refuse(path + ("query",), "{property} is only defined in a property's quality")
             return None
-        text = _PROPERTY_PLACEHOLDER.sub(quote_ident(scope.column), text)
+        text = _PROPERTY_PLACEHOLDER.sub(quote_identifier_if_needed(scope.column), text)
     for name in scope.names:
         named = re.compile(rf"(\b(?:FROM|JOIN)\s+)[`\"]?{re.escape(name)}[`\"]?(?![\w.])", re.IGNORECASE)
         if named.search(text):

@@ -31,9 +31,10 @@ import re
 from typing import Any
 
 from ..checks import FORMAT_PATTERNS
+from ..sqltext import quote_identifier_if_needed, spark_literal
 from ..yamlsrc import Path
 from ..yamlsrc import format_path as _where
-from .common import Found, exact, plain, quote_ident, sql_literal
+from .common import Found, exact, plain
 
 ELEMENT_KEYS: tuple[str, ...] = (
     "id",
@@ -293,7 +294,7 @@ def _bound(found: Found, raw: dict, where: Path, name: str, kind: str | None, lo
     if value is None:
         return []
     number = exact(value)
-    col = quote_ident(name)
+    col = quote_identifier_if_needed(name)
     op = (">" if exclusive else ">=") if low else ("<" if exclusive else "<=")
     label = f"{name} {key} {value}"
     if number is not None and kind not in TEMPORAL and kind not in ("string", "boolean", "binary"):
@@ -307,7 +308,7 @@ def _bound(found: Found, raw: dict, where: Path, name: str, kind: str | None, lo
             return []
         condition = f"{col} {op} {plain(number)}"
     elif isinstance(value, str) and kind in TEMPORAL:
-        condition = f"{col} {op} {TEMPORAL[kind]} {sql_literal(value)}"
+        condition = f"{col} {op} {TEMPORAL[kind]} {spark_literal(value)}"
     else:
         found.refuse(
             where + (key,),

@@ -89,113 +89,23 @@ Semantics (DESIGN §4, and the decisions below — the reference for users and t
 
 from __future__ import annotations
 
-from airflow_dq_contracts.engine.spark_types import (
-    INTEGRAL_TYPES,
-    LENGTH_TYPES,
-    NUMERIC_TYPES,
-    TIME_TYPES,
-    column,
-    count_value,
-    describe_number,
-    groupable,
-    instant_micros,
-    quote,
-    to_float,
-    type_name,
-)
+from airflow_dq_contracts.engine.spark_types import describe_number
 
 from .base import GroupKey, GroupScope, MeasureContext, Measurement, Metric, PlanContext, Scope
-from .conditions import RowConditionMetric, TableConditionMetric, analysed_condition
-from .counts import (
-    CardinalityMetric,
-    ColumnDuplicatesMetric,
-    CountMetric,
-    MissingMetric,
-    NumRowsMetric,
-    TableDuplicatesMetric,
-)
-from .drift import drift_measured_as
-from .query import SHOWN_ROWS, SqlMetric
-from .references import ReconciliationMetric, ReferentialMetric
 from .registry import MEASURED_AS, METRIC_CLASSES, METRICS, metric_for
-from .schema import ColumnSchemaMetric, TableSchemaMetric, declared_kind
-from .statistics import (
-    MaxMetric,
-    MeanMetric,
-    MinMetric,
-    PercentileMetric,
-    StddevMetric,
-    SumMetric,
-    VarianceMetric,
-    sum_expression,
-)
-from .strings import (
-    AvgLengthMetric,
-    BlacklistMetric,
-    MaxLengthMetric,
-    MinLengthMetric,
-    PatternMetric,
-    WhitelistMetric,
-    java_pattern,
-)
-from .timeliness import CompletenessMetric, FreshnessMetric
 
+# The metric classes themselves are listed once, in .registry; import one from its family module.
 __all__ = [
-    "INTEGRAL_TYPES",
-    "LENGTH_TYPES",
     "MEASURED_AS",
     "METRICS",
     "METRIC_CLASSES",
-    "NUMERIC_TYPES",
-    "SHOWN_ROWS",
-    "TIME_TYPES",
-    "AvgLengthMetric",
-    "BlacklistMetric",
-    "CardinalityMetric",
-    "ColumnDuplicatesMetric",
-    "ColumnSchemaMetric",
-    "CompletenessMetric",
-    "CountMetric",
-    "FreshnessMetric",
     "GroupKey",
     "GroupScope",
-    "MaxLengthMetric",
-    "MaxMetric",
-    "MeanMetric",
     "MeasureContext",
     "Measurement",
     "Metric",
-    "MinLengthMetric",
-    "MinMetric",
-    "MissingMetric",
-    "NumRowsMetric",
-    "PatternMetric",
-    "PercentileMetric",
     "PlanContext",
-    "ReconciliationMetric",
-    "ReferentialMetric",
-    "RowConditionMetric",
     "Scope",
-    "SqlMetric",
-    "StddevMetric",
-    "SumMetric",
-    "TableConditionMetric",
-    "TableDuplicatesMetric",
-    "TableSchemaMetric",
-    "VarianceMetric",
-    "WhitelistMetric",
-    "analysed_condition",
-    "column",
-    "count_value",
-    "declared_kind",
     "describe_number",
-    "drift_measured_as",
-    "groupable",
-    "instant_micros",
-    "java_pattern",
     "metric_for",
-    "quote",
-    "sum_expression",
-    "to_float",
-    "type_name",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from airflow_dq_contracts.engine.relational import ReferenceJoin, reference_frame, resolve_column, unmatched
@@ -28,26 +28,43 @@ from .base import GroupKey, GroupScope, MeasureContext, Measurement, Metric, Pla
 from .statistics import sum_expression
 
 
-class ReferentialMetric(Metric):
-    """``referential``: orphan rows (count or pct), from the shared left join of its reference."""
+class _AgainstReference(Metric):
+    """A table-level check that reads the reference dataset named by its ``reference`` parameter."""
 
-    check_type, level = "referential", "table"
+    level = "table"
 
     def precondition(self, ctx: PlanContext) -> str | None:
-        params = self.check.params
-        reference, problem = reference_frame(ctx.references, params["reference"])
+        reference, problem = reference_frame(ctx.references, self.check.params["reference"])
         if problem:
             return problem
         assert reference is not None
+        return self.precondition_against(ctx, reference)
+
+    def precondition_against(self, ctx: PlanContext, reference: DataFrame) -> str | None:  # pragma: no cover
+        """:meth:`precondition`, once the reference frame is known to exist."""
+        raise NotImplementedError
+
+    def their_column(self, ctx: PlanContext, reference: DataFrame, name: str) -> tuple[str | None, str | None]:
+        """(the reference's column ``name`` resolves to, or None with the reason), by Spark's case rule."""
+        return resolve_column(
+            reference.schema, name, ctx.case_sensitive, f"reference {self.check.params['reference']!r}"
+        )
+
+
+class ReferentialMetric(_AgainstReference):
+    """``referential``: orphan rows (count or pct), from the shared left join of its reference."""
+
+    check_type = "referential"
+
+    def precondition_against(self, ctx: PlanContext, reference: DataFrame) -> str | None:
+        params = self.check.params
         keys: list[str] = []
         theirs: list[str] = []
         for ours_name, their_name in zip(params["columns"], params.get("reference_columns") or params["columns"]):
             found, problem = resolve_column(ctx.schema, ours_name, ctx.case_sensitive, "the data")
             if found is None:
                 return problem
-            other, problem = resolve_column(
-                reference.schema, their_name, ctx.case_sensitive, f"reference {params['reference']!r}"
-            )
+            other, problem = self.their_column(ctx, reference, their_name)
             if other is None:
                 return problem
             keys.append(found)
@@ -60,9 +77,7 @@ class ReferentialMetric(Metric):
                 return problem
             bounds: list[str] = []
             for key in ("valid_from", "valid_to"):
-                bound, problem = resolve_column(
-                    reference.schema, spec[key], ctx.case_sensitive, f"reference {params['reference']!r}"
-                )
+                bound, problem = self.their_column(ctx, reference, spec[key])
                 if bound is None:
                     return problem
                 bounds.append(bound)
@@ -112,17 +127,13 @@ class ReferentialMetric(Metric):
         return measurement
 
 
-class ReconciliationMetric(Metric):
+class ReconciliationMetric(_AgainstReference):
     """``reconciliation``: ours − theirs (or relative to theirs) of a count, sum or distinct count."""
 
-    check_type, level = "reconciliation", "table"
+    check_type = "reconciliation"
 
-    def precondition(self, ctx: PlanContext) -> str | None:
+    def precondition_against(self, ctx: PlanContext, reference: DataFrame) -> str | None:
         params = self.check.params
-        reference, problem = reference_frame(ctx.references, params["reference"])
-        if problem:
-            return problem
-        assert reference is not None
         self.measure_kind = params["measure"]
         if self.measure_kind == "count":
             return None
@@ -131,9 +142,7 @@ class ReconciliationMetric(Metric):
             return ctx.missing(params["column"])
         self.field = found
         theirs_name = params.get("reference_column") or params["column"]
-        their_name, problem = resolve_column(
-            reference.schema, theirs_name, ctx.case_sensitive, f"reference {params['reference']!r}"
-        )
+        their_name, problem = self.their_column(ctx, reference, theirs_name)
         if problem:
             return problem
         self.their_field = next(f for f in reference.schema.fields if f.name == their_name)

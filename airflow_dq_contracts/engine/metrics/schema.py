@@ -16,7 +16,8 @@ from airflow_dq_contracts.contract.model import ColumnType
 
 from .base import MeasureContext, Measurement, Metric, PlanContext
 
-_SIMPLE_KINDS: dict[type, str] = {
+#: Spark's atomic types in the contract's type vocabulary (also what ``suggest`` declares for them).
+SCALAR_KINDS: dict[type, str] = {
     T.ByteType: "byte",
     T.ShortType: "short",
     T.IntegerType: "int",
@@ -31,8 +32,8 @@ _SIMPLE_KINDS: dict[type, str] = {
     T.TimestampType: "timestamp",
     T.TimestampNTZType: "timestamp_ntz",
     T.BinaryType: "binary",
-    T.StructType: "struct",
 }
+_SIMPLE_KINDS: dict[type, str] = {**SCALAR_KINDS, T.StructType: "struct"}
 
 
 def declared_kind(data_type: T.DataType) -> ColumnType:

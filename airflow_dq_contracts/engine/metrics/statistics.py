@@ -166,33 +166,29 @@ class PercentileMetric(_NumericStat):
         return super().measure([picked, *scan[1:]], grouped, ctx)
 
 
-class _ExtremeMetric(Metric):
-    """``min`` / ``max`` over numbers, dates and timestamps (epoch seconds, UTC).
+class ReducedStatistic(Metric):
+    """A statistic reduced from one value per row: ``min``/``max`` here, the length statistics in :mod:`.strings`.
 
-    One implementation for both: ``reducer`` is the aggregate, ``side`` the validator bound that a
-    single row can cross (per row, a value beyond the limit, tolerance included, violates).
+    Its scan reads ``[reducer(value), non-null count]``, plus the rows whose value crosses the
+    validator's bound on ``side`` when it has one there; no non-null value to reduce is an error.
     """
 
     reducer: ClassVar[Callable[[Column], Column]]
-    side: ClassVar[str]  # "lower" | "upper"
-
-    def precondition(self, ctx: PlanContext) -> str | None:
-        return self.require_type(
-            ctx, NUMERIC_TYPES + TIME_TYPES, "a numeric, date or timestamp column (validators compare numbers)"
-        )
+    #: the validator bound a single row's value can cross (None: no per-row reading)
+    side: ClassVar[str | None] = None
 
     @property
-    def value(self) -> Column:
-        """The column in metric units: numbers as they are, dates/timestamps in epoch seconds."""
-        if isinstance(self.data_type, TIME_TYPES):
-            micros = instant_micros(self.column_name, self.data_type)
-            assert micros is not None
-            return micros / F.lit(float(MICROS_PER_SECOND))
-        return self.col
+    def value(self) -> Column:  # pragma: no cover - abstract
+        """The per-row value the statistic reduces (NULL for a NULL cell)."""
+        raise NotImplementedError
+
+    def statistic_violation(self) -> Column | None:
+        """Per row: the value beyond the validator's bound on :attr:`side`, tolerance included (if any)."""
+        return self.beyond_limit(self.value, self.side)
 
     def aggregations(self, scope: Scope) -> list[Column]:
         exprs = [type(self).reducer(scope(self.value)), F.count(scope(self.col))]
-        predicate = self.violation()
+        predicate = self.statistic_violation()
         if predicate is not None:
             exprs.append(scope.count_if(predicate))
         return exprs
@@ -207,7 +203,29 @@ class _ExtremeMetric(Metric):
         return Measurement(to_float(scan[0]), failed_rows=failed_rows)
 
     def violation(self, window_count: Column | None = None) -> Column | None:
-        return self.beyond_limit(self.value, self.side)
+        return self.statistic_violation()
+
+
+class _ExtremeMetric(ReducedStatistic):
+    """``min`` / ``max`` over numbers, dates and timestamps (epoch seconds, UTC).
+
+    One implementation for both: ``reducer`` is the aggregate, ``side`` the validator bound that a
+    single row can cross (per row, a value beyond the limit, tolerance included, violates).
+    """
+
+    def precondition(self, ctx: PlanContext) -> str | None:
+        return self.require_type(
+            ctx, NUMERIC_TYPES + TIME_TYPES, "a numeric, date or timestamp column (validators compare numbers)"
+        )
+
+    @property
+    def value(self) -> Column:
+        """The column in metric units: numbers as they are, dates/timestamps in epoch seconds."""
+        if isinstance(self.data_type, TIME_TYPES):
+            micros = instant_micros(self.column_name, self.data_type)
+            assert micros is not None
+            return micros / F.lit(float(MICROS_PER_SECOND))
+        return self.col
 
 
 class MinMetric(_ExtremeMetric):

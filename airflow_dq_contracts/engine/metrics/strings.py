@@ -8,17 +8,18 @@ elements of lists and maps.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.checks import FORMAT_PATTERNS, REGEX_FLAGS
-from airflow_dq_contracts.engine.spark_types import LENGTH_TYPES, NUMERIC_TYPES, count_value, to_float, type_name
+from airflow_dq_contracts.engine.spark_types import LENGTH_TYPES, NUMERIC_TYPES, count_value, type_name
 
 from .base import MeasureContext, Measurement, Metric, PlanContext, Scope
+from .statistics import ReducedStatistic
 
 
 class _ConformanceMetric(Metric):
@@ -167,19 +168,15 @@ class PatternMetric(_ConformanceMetric):
 # --------------------------------------------------------------------------------------- lengths
 
 
-class _LengthMetric(Metric):
+class _LengthMetric(ReducedStatistic):
     """``min_length`` / ``max_length`` / ``avg_length``: a length statistic, or conforming rows with ``return``."""
-
-    reducer: ClassVar[Callable[[Column], Column]]
-    #: the validator bound a single row's length can cross (None: ``avg_length`` has no per-row reading)
-    side: ClassVar[str | None] = None
 
     def precondition(self, ctx: PlanContext) -> str | None:
         return self.require_type(ctx, LENGTH_TYPES, "a string, list or map column")
 
     @property
-    def length(self) -> Column:
-        """Characters (code points) of a string, elements of a list or map; NULL for NULL."""
+    def value(self) -> Column:
+        """The length: characters (code points) of a string, elements of a list or map; NULL for NULL."""
         if isinstance(self.data_type, T.StringType):
             return F.char_length(self.col)
         # size(NULL) is -1 under legacy settings: guard it so NULL stays NULL.
@@ -189,35 +186,21 @@ class _LengthMetric(Metric):
         low, high = self.check.params.get("length_min"), self.check.params.get("length_max")
         condition = self.col.isNotNull()
         if low is not None:
-            condition = condition & (self.length >= F.lit(int(low)))
+            condition = condition & (self.value >= F.lit(int(low)))
         if high is not None:
-            condition = condition & (self.length <= F.lit(int(high)))
+            condition = condition & (self.value <= F.lit(int(high)))
         return condition
-
-    def statistic_violation(self) -> Column | None:
-        """Per row without ``return``: a length beyond the validator's bound on :attr:`side` (if any)."""
-        return self.beyond_limit(self.length, self.side)
 
     def aggregations(self, scope: Scope) -> list[Column]:
         if self.return_type:
             return [scope.count_if(self.conforming()), F.count(scope(self.col))]
-        exprs = [type(self).reducer(scope(self.length)), F.count(scope(self.col))]
-        predicate = self.statistic_violation()
-        if predicate is not None:
-            exprs.append(scope.count_if(predicate))
-        return exprs
+        return super().aggregations(scope)
 
     def measure(self, scan: Sequence[Any], grouped: Sequence[Any], ctx: MeasureContext) -> Measurement:
         if self.return_type:
             conforming = count_value(scan[0])
             return self.ratio(conforming, ctx, failed_rows=count_value(scan[1]) - conforming)
-        failed_rows = count_value(scan[2]) if len(scan) > 2 else None
-        if count_value(scan[1]) == 0:
-            return Measurement(
-                failed_rows=failed_rows,
-                error=f"no non-null value in {self.column_name!r} to compute {self.check.type} of",
-            )
-        return Measurement(to_float(scan[0]), failed_rows=failed_rows)
+        return super().measure(scan, grouped, ctx)
 
     def violation(self, window_count: Column | None = None) -> Column | None:
         if self.return_type:

@@ -41,6 +41,7 @@ from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.contract.checks import FORMAT_PATTERNS
 from airflow_dq_contracts.contract.model import Check
 from airflow_dq_contracts.engine.metrics import GroupScope, MeasureContext, Metric, PlanContext, Scope, metric_for
+from airflow_dq_contracts.engine.metrics.schema import SCALAR_KINDS
 from airflow_dq_contracts.engine.spark_errors import first_line
 from airflow_dq_contracts.engine.spark_types import column, count_value, find_field
 from airflow_dq_contracts.timeutil import parse_time, utcnow
@@ -99,31 +100,13 @@ def family_of(data_type: T.DataType) -> str:
     return "other"
 
 
-_SCALAR_NAMES = {
-    T.ByteType: "byte",
-    T.ShortType: "short",
-    T.IntegerType: "int",
-    T.LongType: "long",
-    T.FloatType: "float",
-    T.DoubleType: "double",
-    T.StringType: "string",
-    T.VarcharType: "string",
-    T.CharType: "string",
-    T.BooleanType: "boolean",
-    T.DateType: "date",
-    T.TimestampType: "timestamp",
-    T.TimestampNTZType: "timestamp_ntz",
-    T.BinaryType: "binary",
-}
-
-
 def declared_type(data_type: T.DataType) -> Any:
     """The contract's column type for a Spark type (a name, or a ``{kind: …}`` mapping).
 
     >>> declared_type(T.LongType()), declared_type(T.ArrayType(T.StringType()))
     ('long', {'kind': 'list', 'value_type': 'string'})
     """
-    for spark_class, name in _SCALAR_NAMES.items():
+    for spark_class, name in SCALAR_KINDS.items():
         if isinstance(data_type, spark_class):
             return name
     if isinstance(data_type, T.DecimalType):
