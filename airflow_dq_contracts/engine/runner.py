@@ -32,11 +32,11 @@ from pyspark.sql import DataFrame, SparkSession
 
 from airflow_dq_contracts.contract.model import Contract, Reference
 from airflow_dq_contracts.results import ContractResult, make_run_id
-from airflow_dq_contracts.runspec import RunSpec, RunSpecError, dataset_source
+from airflow_dq_contracts.runspec import DatasetSource, RunSpec, RunSpecError
 from airflow_dq_contracts.runtime.storage import S3Settings, is_s3, spark_location
 from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.delta import open_table
-from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
+from airflow_dq_contracts.timeutil import format_time, utcnow
 
 from .concurrency import run_concurrently
 from .evaluator import Evaluator, filter_condition
@@ -55,8 +55,6 @@ from .statistics_first import StatisticsSource
 
 Progress = Callable[[str], None]
 
-DEFAULT_FORMAT = "delta"
-
 #: The run cannot be described: no dataset, an invalid filter or reference time, bad ``--conf``. The
 #: spec's own error (:class:`~airflow_dq_contracts.runspec.RunSpecError`), so a caller catches one type.
 RunArgumentError = RunSpecError
@@ -71,30 +69,6 @@ def _noop(message: str) -> None:
 
 
 # --------------------------------------------------------------------------------------- reading
-
-
-def dataset_name(contract: Contract, input_path: str | None = None, table: str | None = None) -> str:
-    """What the results call the dataset: the table name or the path.
-
-    >>> from airflow_dq_contracts.contract import load_contract
-    >>> dataset_name(load_contract({"name": "o", "dataset": {"table": "silver.orders"}}))
-    'silver.orders'
-    """
-    return table or input_path or contract.dataset.name or "<unknown>"
-
-
-def _source(
-    contract: Contract, input_path: str | None, input_format: str | None, table: str | None
-) -> tuple[str | None, str | None, str, dict[str, str]]:
-    """(path, table, format, options) to read, from the arguments or else the contract."""
-    input_path, table, given_format = dataset_source(contract, input_path, table, input_format)
-    declared = contract.dataset
-    fmt = (given_format or (declared.format if declared.path or declared.table else None) or DEFAULT_FORMAT).lower()
-    # The contract's reader options (CSV header, delimiter…) apply when reading its format.
-    options = dict(declared.options) if fmt == declared.format else {}
-    if fmt == "csv":
-        options = {"header": "true", "inferSchema": "true", **options}
-    return input_path, table, fmt, options
 
 
 def _delta_version(spark: SparkSession, path: str | None, table: str | None) -> int | None:
@@ -130,8 +104,14 @@ def read_dataset(
 
         df = read_dataset(spark, contract, "/data/orders", "delta", filter="order_date = '2024-05-01'")
     """
-    path, name, fmt, options = _source(contract, input_path, input_format, table)
-    df = _load(spark, path, name, fmt, options, pin_version, filter)
+    return read_source(spark, DatasetSource.resolve(contract, input_path, table, input_format), filter, pin_version)
+
+
+def read_source(
+    spark: SparkSession, source: DatasetSource, filter: str | None = None, pin_version: bool = False
+) -> DataFrame:
+    """The DataFrame of a resolved ``source`` (a spec's ``source``), restricted by ``filter``; as :func:`read_dataset`."""
+    df = _load(spark, source.path, source.table, source.format, dict(source.options), pin_version, filter)
     if filter:
         try:
             filtered = df.where(filter_condition(df, filter))
@@ -381,10 +361,13 @@ def run_contract(
         spec = RunSpec.for_contract(contract, **settings)
     elif settings:
         raise TypeError(f"run_contract: give a RunSpec or its fields, not both ({', '.join(sorted(settings))})")
+    if spec.source is None:  # a spec built field by field: resolved here, once
+        spec = spec.resolve(contract)
+    source = spec.source
+    assert source is not None
     say = progress or _noop
     started_at = utcnow()
-    reference = parse_time(spec.reference_time)
-    dataset = dataset_name(contract, spec.input_path, spec.table)
+    dataset = source.name
     run_id = spec.run_id or make_run_id(contract.name, dataset, format_time(started_at))
     results_table, run_filter = spec.results_table, spec.filter
     writes_rows = bool(spec.quarantine_table or spec.valid_table)
@@ -394,9 +377,7 @@ def run_contract(
     # the session may be the caller's (dq-contracts run, evaluate()).
     with SmallRunTuning(spark) as tuning:
         began = time.perf_counter()
-        df = read_dataset(
-            spark, contract, spec.input_path, spec.input_format, spec.table, run_filter, pin_version=writes_rows
-        )
+        df = read_source(spark, source, run_filter, pin_version=writes_rows)
         read_bytes = driver_read_size(df)
         on_driver = f", {read_bytes:,} bytes read by delta-rs on the driver" if read_bytes is not None else ""
         say(
@@ -415,7 +396,7 @@ def run_contract(
         evaluator = Evaluator(
             contract,
             df,
-            reference,
+            spec.reference_time,
             run_id=run_id,
             dataset=dataset,
             filter=run_filter,
@@ -427,7 +408,7 @@ def run_contract(
             started_at=started_at,
             history=results_table,  # baselines learn from the same table this run appends to
             references=reference_frames,
-            statistics=_statistics_source(contract, spec),
+            statistics=_statistics_source(source),
         )
         result = evaluator.run()
 
@@ -462,10 +443,10 @@ def run_contract(
     return result
 
 
-def _statistics_source(contract: Contract, spec: RunSpec) -> StatisticsSource | None:
+def _statistics_source(source: DatasetSource) -> StatisticsSource | None:
     """The Delta path input whose log may answer checks before the scan (``engine/statistics_first.py``)."""
-    path, name, fmt, _ = _source(contract, spec.input_path, spec.input_format, spec.table)
-    if fmt != "delta" or not path or name or spark_remote.remote_client():
+    path = source.path
+    if source.format != "delta" or not path or source.table or spark_remote.remote_client():
         # (On Spark Connect a path is the server's: this process may not see its files, so Spark scans.)
         return None
     # On S3 the log is read with the same credentials the job's Spark uses (the standard environment).

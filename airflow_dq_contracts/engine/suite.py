@@ -77,7 +77,7 @@ class SuiteOutcome:
 
 
 def load_suite(suite: SuiteSpec) -> list[SuiteOutcome]:
-    """Each run's contract loaded from its spec and the spec checked against it — no Spark.
+    """Each run's contract loaded from its spec and the spec resolved against it — no Spark.
 
     A contract that does not load (``invalid_contract``) or a spec that does not fit its contract
     (``invalid_arguments``) is that run's error; the list keeps the suite's order.
@@ -93,7 +93,7 @@ def load_suite(suite: SuiteSpec) -> list[SuiteOutcome]:
                 filename=spec.contract_origin,
                 policy=dict(spec.policy) if spec.policy is not None else None,
             )
-            spec.validate(outcome.contract)
+            outcome.spec = spec.resolve(outcome.contract)
         except ContractValidationError as exc:
             outcome.error, outcome.error_kind = exc, INVALID_CONTRACT
         except RunSpecError as exc:

@@ -223,8 +223,9 @@ def run(args: argparse.Namespace) -> int:
             filename=spec.contract_origin,
             policy=dict(spec.policy) if spec.policy is not None else None,
         )
-        # The spec crossed a process boundary: the one check of it against its contract, before Spark.
-        spec.validate(contract)
+        # The spec crossed a process boundary: the one check of it against its contract (its dataset
+        # resolved), before Spark.
+        spec = spec.resolve(contract)
     except RunSpecError as exc:
         _emit(ERROR_MARKER, {"kind": "invalid_arguments", "message": str(exc)}, markers_out)
         print(f"dq-contracts-job: {exc}", file=sys.stderr)

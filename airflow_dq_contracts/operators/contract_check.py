@@ -88,7 +88,7 @@ from airflow_dq_contracts.runtime.storage import mentions_s3, needs_s3
 from airflow_dq_contracts.store import catalog_names
 from airflow_dq_contracts.store.delta import StoreError, is_path, resolve_location
 from airflow_dq_contracts.store.results_store import count_run_rows, read_results
-from airflow_dq_contracts.timeutil import parse_time, utcnow
+from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 from airflow_dq_contracts.version_compat import (
     AirflowException,
     AirflowFailException,
@@ -676,7 +676,8 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             quarantine.get("rows", 0),
             results_table,
         )
-        self.emit_verdict(context, summary, spec.reference_time, reported)  # no event when the gate fails the task
+        # No event when the gate fails the task.
+        self.emit_verdict(context, summary, format_time(spec.reference_time), reported)
         if summary["decision"] == DECISION_GATE and self.fail_on_gate:
             # Push first: a branch with trigger_rule="all_done", a callback or a human can still read it.
             context["ti"].xcom_push(key="return_value", value=summary)
