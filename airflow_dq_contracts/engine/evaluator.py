@@ -56,8 +56,8 @@ from airflow_dq_contracts.results import (
     parse_time,
     utcnow,
 )
-from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.spark_history import HistorySource, load_history
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
 from .concurrency import pass_parallelism, run_concurrently
 from .metrics import (
@@ -176,8 +176,11 @@ class Evaluator:
         history: HistorySource = None,
         references: dict[str, Any] | None = None,
         statistics: StatisticsSource | None = None,
+        capabilities: SessionCapabilities | None = None,
     ):
         self.contract = contract
+        # What the session can do, as its maker said (default: as the session itself tells).
+        self.capabilities = capabilities or SessionCapabilities.of(df.sparkSession)
         self.statistics = statistics  # a Delta input whose log may answer checks (engine/statistics_first.py)
         self.statistics_rows: int | None = None  # the run's row count from that log, when it knows it
         self.spark = df.sparkSession
@@ -391,14 +394,15 @@ class Evaluator:
         order of a sequential run (scan, then the passes by number).
         """
         passes = self._group_passes(planned)
-        if passes and spark_remote.remote_client() and self._in_one_query(planned, passes):
+        remote = self.capabilities.remote
+        if passes and remote and self._in_one_query(planned, passes):
             return
         jobs = [functools.partial(self._scan, planned)]
         jobs += [
             functools.partial(self._group_pass, number, identity, members) for number, (identity, members) in passes
         ]
         first = len(self.stats)
-        run_concurrently(self.spark, jobs, pass_parallelism(self.spark, len(jobs)))
+        run_concurrently(self.spark, jobs, pass_parallelism(self.spark, len(jobs)), remote=remote)
         done = self.stats[first:]
         done.sort(key=lambda stat: -1 if stat.name == "scan" else int(stat.name[len("group") :] or 0))
         self.stats[first:] = done

@@ -36,6 +36,7 @@ from airflow_dq_contracts.runspec import DatasetSource, RunSpec, RunSpecError
 from airflow_dq_contracts.runtime.storage import S3Settings, is_s3, spark_location
 from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.delta import open_table
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 from airflow_dq_contracts.timeutil import format_time, utcnow
 
 from .concurrency import run_concurrently
@@ -108,10 +109,18 @@ def read_dataset(
 
 
 def read_source(
-    spark: SparkSession, source: DatasetSource, filter: str | None = None, pin_version: bool = False
+    spark: SparkSession,
+    source: DatasetSource,
+    filter: str | None = None,
+    pin_version: bool = False,
+    capabilities: SessionCapabilities | None = None,
 ) -> DataFrame:
-    """The DataFrame of a resolved ``source`` (a spec's ``source``), restricted by ``filter``; as :func:`read_dataset`."""
-    df = _load(spark, source.path, source.table, source.format, dict(source.options), pin_version, filter)
+    """The DataFrame of a resolved ``source`` (a spec's ``source``), restricted by ``filter``; as :func:`read_dataset`.
+
+    ``capabilities``: what ``spark`` can do (default: as the session tells, :meth:`SessionCapabilities.of`).
+    """
+    capabilities = capabilities or SessionCapabilities.of(spark)
+    df = _load(spark, capabilities, source.path, source.table, source.format, dict(source.options), pin_version, filter)
     if filter:
         try:
             filtered = df.where(filter_condition(df, filter))
@@ -244,6 +253,7 @@ def _driver_read(
 
 def _load(
     spark: SparkSession,
+    capabilities: SessionCapabilities,
     path: str | None,
     name: str | None,
     fmt: str,
@@ -252,16 +262,19 @@ def _load(
     filter: str | None = None,
 ) -> DataFrame:
     """A path (``fmt``) or catalog table as a DataFrame, resolved now; :class:`DatasetError` if it cannot be read."""
-    if fmt == "delta" and path and not name:
+    if fmt == "delta" and path and not name and capabilities.driver_reads_paths:
         small = _driver_read(spark, path, options, filter)
         if small is not None:
             return small
     size = version = None
-    if fmt == "delta" and spark_remote.remote_client():
+    if fmt == "delta" and capabilities.remote:
         # Spark Connect: the size (for SmallRunTuning) and the pin from the server, side by side.
         if pin_version:
             size, version = run_concurrently(
-                spark, [lambda: _remote_delta_size(spark, path, name), lambda: _delta_version(spark, path, name)], 2
+                spark,
+                [lambda: _remote_delta_size(spark, path, name), lambda: _delta_version(spark, path, name)],
+                2,
+                remote=True,
             )
         else:
             size = _remote_delta_size(spark, path, name)
@@ -302,6 +315,7 @@ def read_references(
     references: dict[str, Reference] | None = None,
     *,
     pin_version: bool = False,
+    capabilities: SessionCapabilities | None = None,
 ) -> dict[str, DataFrame | str]:
     """Each reference a check uses, read once (its filter is applied by the evaluator), or why not.
 
@@ -309,6 +323,7 @@ def read_references(
     Column pruning and the filter reach the reader through Spark's optimizer.
     """
     references = contract.references if references is None else references
+    capabilities = capabilities or SessionCapabilities.of(spark)
     used = {c.params.get("reference") for c in contract.all_checks()}
     used |= set(needed_views(contract))
     out: dict[str, DataFrame | str] = {}
@@ -319,7 +334,7 @@ def read_references(
         if ref.format == "csv" and not ref.table:
             options = {"header": "true", "inferSchema": "true", **options}
         try:
-            out[alias] = _load(spark, ref.path, ref.table, ref.format, options, pin_version)
+            out[alias] = _load(spark, capabilities, ref.path, ref.table, ref.format, options, pin_version)
         except DatasetError as exc:
             out[alias] = f"reference {alias!r}: {exc}"
     return out
@@ -334,6 +349,7 @@ def run_contract(
     spec: RunSpec | None = None,
     *,
     progress: Progress | None = None,
+    capabilities: SessionCapabilities | None = None,
     **settings: Any,
 ) -> ContractResult:
     """Read, evaluate and (when the spec names targets) write the Delta outputs; returns the result.
@@ -342,6 +358,9 @@ def run_contract(
     caller: the job, ``dq-contracts run``); without one, ``settings`` are its fields and the spec is
     built here with :meth:`RunSpec.for_contract` (a Python caller's shortcut), raising
     :class:`RunArgumentError` for a run that cannot be described.
+
+    ``capabilities`` is what ``spark`` can do, as whoever made the session says (the job, the CLI);
+    default: as the session itself tells (:meth:`SessionCapabilities.of`).
 
     ``run_id`` defaults to a fresh id per run (``make_run_id(contract, dataset, start time)``);
     pass the same id again to replace that run's rows in every table. Quarantine/valid rows are
@@ -365,6 +384,7 @@ def run_contract(
         spec = spec.resolve(contract)
     source = spec.source
     assert source is not None
+    capabilities = capabilities or SessionCapabilities.of(spark)
     say = progress or _noop
     started_at = utcnow()
     dataset = source.name
@@ -377,7 +397,7 @@ def run_contract(
     # the session may be the caller's (dq-contracts run, evaluate()).
     with SmallRunTuning(spark) as tuning:
         began = time.perf_counter()
-        df = read_source(spark, source, run_filter, pin_version=writes_rows)
+        df = read_source(spark, source, run_filter, writes_rows, capabilities)
         read_bytes = driver_read_size(df)
         on_driver = f", {read_bytes:,} bytes read by delta-rs on the driver" if read_bytes is not None else ""
         say(
@@ -386,7 +406,9 @@ def run_contract(
             + on_driver
             + f") in {time.perf_counter() - began:.2f} s"
         )
-        reference_frames = read_references(spark, contract, declared, pin_version=writes_rows)
+        reference_frames = read_references(
+            spark, contract, declared, pin_version=writes_rows, capabilities=capabilities
+        )
         for alias, frame in reference_frames.items():
             say(f"reference {alias}: " + (frame if isinstance(frame, str) else declared[alias].location))
 
@@ -408,7 +430,8 @@ def run_contract(
             started_at=started_at,
             history=results_table,  # baselines learn from the same table this run appends to
             references=reference_frames,
-            statistics=_statistics_source(source),
+            statistics=_statistics_source(source, capabilities),
+            capabilities=capabilities,
         )
         result = evaluator.run()
 
@@ -443,10 +466,10 @@ def run_contract(
     return result
 
 
-def _statistics_source(source: DatasetSource) -> StatisticsSource | None:
+def _statistics_source(source: DatasetSource, capabilities: SessionCapabilities) -> StatisticsSource | None:
     """The Delta path input whose log may answer checks before the scan (``engine/statistics_first.py``)."""
     path = source.path
-    if source.format != "delta" or not path or source.table or spark_remote.remote_client():
+    if source.format != "delta" or not path or source.table or not capabilities.driver_reads_paths:
         # (On Spark Connect a path is the server's: this process may not see its files, so Spark scans.)
         return None
     # On S3 the log is read with the same credentials the job's Spark uses (the standard environment).
