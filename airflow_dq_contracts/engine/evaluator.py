@@ -164,18 +164,21 @@ class Evaluator:
         df: DataFrame,
         reference_time: dt.datetime | str | None = None,
         *,
+        # What the run is called (its results rows say it).
         run_id: str | None = None,
         dataset: str | None = None,
-        filter: str | None = None,
-        apply_filter: bool = True,
         dag_id: str | None = None,
         task_id: str | None = None,
         airflow_run_id: str | None = None,
+        # What it reads besides ``df``.
+        filter: str | None = None,
+        apply_filter: bool = True,
+        references: dict[str, Any] | None = None,
+        history: HistorySource = None,
+        statistics: StatisticsSource | None = None,
+        # How it runs.
         progress: Progress | None = None,
         started_at: dt.datetime | None = None,
-        history: HistorySource = None,
-        references: dict[str, Any] | None = None,
-        statistics: StatisticsSource | None = None,
         capabilities: SessionCapabilities | None = None,
     ):
         self.contract = contract

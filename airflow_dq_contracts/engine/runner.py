@@ -22,7 +22,6 @@ Example::
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -52,7 +51,7 @@ from .session import (
     driver_read_size,
 )
 from .spark_errors import first_line, quiet_pyspark_errors
-from .statistics_first import StatisticsSource
+from .statistics_first import StatisticsSource, datafusion_literal
 
 Progress = Callable[[str], None]
 
@@ -143,19 +142,6 @@ def _strip_delta_metadata(field: Any) -> Any:
     return field
 
 
-def _datafusion_literal(value: Any) -> str | None:
-    """A partition value as a delta-rs (DataFusion) SQL literal; None for a type this does not map."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return f"DATE '{value.isoformat()}'"
-    return None
-
-
 def _landed_partitions(
     spark: SparkSession, actions: Any, partition_columns: list[str], schema: Any, filter: str
 ) -> tuple[Any, str] | None:
@@ -189,7 +175,7 @@ def _landed_partitions(
             if value is None:
                 terms.append(f"{quoted} IS NULL")
                 continue
-            literal = _datafusion_literal(value)
+            literal = datafusion_literal(value)
             if literal is None:
                 return None
             terms.append(f"{quoted} = {literal}")
