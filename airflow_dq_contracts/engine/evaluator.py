@@ -164,26 +164,22 @@ class Evaluator:
         df: DataFrame,
         reference_time: dt.datetime | str | None = None,
         *,
-        # What the run is called (its results rows say it).
         run_id: str | None = None,
         dataset: str | None = None,
         dag_id: str | None = None,
         task_id: str | None = None,
         airflow_run_id: str | None = None,
-        # What it reads besides ``df``.
         filter: str | None = None,
         apply_filter: bool = True,
         references: dict[str, Any] | None = None,
         history: HistorySource = None,
         statistics: StatisticsSource | None = None,
-        # How it runs.
         progress: Progress | None = None,
         started_at: dt.datetime | None = None,
         capabilities: SessionCapabilities | None = None,
     ):
         self.contract = contract
-        # What the session can do, as its maker said (default: as the session itself tells).
-        self.capabilities = capabilities or SessionCapabilities.of(df.sparkSession)
+        self.capabilities = capabilities or SessionCapabilities.of(df.sparkSession)  # as the session's maker said
         self.statistics = statistics  # a Delta input whose log may answer checks (engine/statistics_first.py)
         self.statistics_rows: int | None = None  # the run's row count from that log, when it knows it
         self.spark = df.sparkSession
