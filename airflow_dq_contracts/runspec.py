@@ -1,13 +1,16 @@
 """One run's settings as one value: :class:`RunSpec` — built once at the edge, read once by the job.
 
 The operator and ``dq-contracts run`` each build a ``RunSpec`` (:meth:`RunSpec.for_contract`: the
-dataset defaults from the contract, the reference time normalised, everything checked against the
-contract *once*); it crosses ``spark-submit`` as **one** argument (:meth:`RunSpec.job_arguments`:
-base64 JSON, or a JSON file shipped with ``--files`` when large) and the job reads it back
-(:meth:`RunSpec.from_argument`, :meth:`RunSpec.from_json`) and hands it to the runner. Nothing
-downstream re-parses a setting: references are structured (:class:`ReferenceOverride`), and the
-``NAME=PATH[:FORMAT]`` text of the command line is parsed only at the CLI edge
-(:func:`parse_reference_override`).
+dataset resolved against the contract into a :class:`DatasetSource`, the reference time an aware
+UTC datetime, everything checked against the contract *once*); it crosses ``spark-submit`` as
+**one** argument (:meth:`RunSpec.job_arguments`: base64 JSON, or a JSON file shipped with
+``--files`` when large) and the job reads it back (:meth:`RunSpec.from_argument`,
+:meth:`RunSpec.from_json`), resolves it against the contract it carries (:meth:`RunSpec.resolve`)
+and hands it to the runner. Values are typed inside the program and become text only in
+:meth:`RunSpec.to_json` / :meth:`RunSpec.from_json` (the process boundary). Nothing downstream
+re-parses or re-derives a setting: references are structured (:class:`ReferenceOverride`), the
+dataset is read from ``spec.source``, and the ``NAME=PATH[:FORMAT]`` text of the command line is
+parsed only at the CLI edge (:func:`parse_reference_override`).
 
 Plain Python: imports the contract model and the time module, never Spark or Airflow.
 
@@ -18,8 +21,10 @@ Example:
 ...                           "references": {"customers": {"path": "/dim/customers"}}})
 >>> spec = RunSpec.for_contract(contract, run_id="dq-1", reference_time="2024-05-02 00:00:00+02:00",
 ...                             references={"customers": ReferenceOverride("/dim/v2", "delta")})
->>> spec.dataset, spec.input_format, spec.reference_time
-('/data/orders', 'parquet', '2024-05-01T22:00:00Z')
+>>> spec.source
+DatasetSource(path='/data/orders', table=None, format='parquet', options={})
+>>> spec.reference_time
+datetime.datetime(2024, 5, 1, 22, 0, tzinfo=datetime.timezone.utc)
 >>> RunSpec.from_json(spec.to_json()) == spec
 True
 """
@@ -47,6 +52,8 @@ SPEC_OPTION = "--spec"
 SPEC_FILE_OPTION = "--spec-file"
 #: Specs up to this many encoded bytes travel inline; a single argv string is capped at 128 KiB on Linux.
 MAX_INLINE_BYTES = 64 * 1024
+#: The format of a dataset whose format neither the run nor the contract names.
+DEFAULT_FORMAT = "delta"
 
 _TEXT_FIELDS = (
     "contract_text",
@@ -55,7 +62,6 @@ _TEXT_FIELDS = (
     "table",
     "input_format",
     "filter",
-    "reference_time",
     "run_id",
     "results_table",
     "quarantine_table",
@@ -140,40 +146,81 @@ def parse_reference_override(text: str) -> tuple[str, str, str | None]:
     return name.strip(), override.path, override.format
 
 
-def normalise_reference_time(value: str | dt.datetime | None) -> str | None:
-    """An instant as ISO-8601 UTC with ``Z`` (naive = UTC); None or empty text → None.
+def reference_instant(value: str | dt.datetime | None) -> dt.datetime | None:
+    """An instant as an aware UTC datetime (naive = UTC; ISO-8601 text parsed); None or empty text → None.
 
-    >>> normalise_reference_time("2024-05-02"), normalise_reference_time(None)
-    ('2024-05-02T00:00:00Z', None)
+    The one reading of a reference time given by an edge (the operator's rendered template, the
+    command line's ``--reference-time``, a Python caller's datetime); :class:`RunSpecError` otherwise.
+
+    >>> reference_instant("2024-05-02 00:00:00+02:00"), reference_instant(None)
+    (datetime.datetime(2024, 5, 1, 22, 0, tzinfo=datetime.timezone.utc), None)
     """
     try:
-        return format_time(parse_time(value))
+        return parse_time(value)
     except ValueError as exc:
         raise RunSpecError(str(exc), field="reference_time") from None
 
 
-def dataset_source(
-    contract: Contract, input_path: str | None, table: str | None, input_format: str | None
-) -> tuple[str | None, str | None, str | None]:
-    """(path, table, format) a run reads: the given ones, else the contract's ``dataset``.
+def normalise_reference_time(value: str | dt.datetime | None) -> str | None:
+    """An instant as ISO-8601 UTC with ``Z`` (naive = UTC); None or empty text → None (for the Airflow side's text).
 
-    ``format`` may stay None (an input path without one: the reader's default applies).
+    >>> normalise_reference_time("2024-05-02"), normalise_reference_time(None)
+    ('2024-05-02T00:00:00Z', None)
+    """
+    return format_time(reference_instant(value))
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetSource:
+    """What a run reads, resolved once (:meth:`resolve`): a catalog ``table`` or a ``path`` in ``format``,
+    read with ``options`` (the contract's reader options for its own format; CSV's header defaults).
 
     >>> from airflow_dq_contracts.contract import load_contract
-    >>> dataset_source(load_contract({"name": "o", "dataset": {"table": "silver.orders"}}), None, None, None)[:2]
-    (None, 'silver.orders')
+    >>> contract = load_contract({"name": "o", "dataset": {"path": "/d/o", "format": "csv", "options": {"sep": ";"}}})
+    >>> DatasetSource.resolve(contract)
+    DatasetSource(path='/d/o', table=None, format='csv', options={'header': 'true', 'inferSchema': 'true', 'sep': ';'})
+    >>> DatasetSource.resolve(contract, table="silver.orders").name
+    'silver.orders'
     """
-    if input_path and table:
-        raise RunSpecError("give either an input path or a table, not both", field="dataset")
-    if input_path or table:
-        return input_path or None, table or None, input_format
-    declared = contract.dataset
-    if not declared.path and not declared.table:
-        raise RunSpecError(
-            f"contract {contract.name!r} declares no dataset and none was given (an input path or a table)",
-            field="dataset",
-        )
-    return declared.path, declared.table, input_format or declared.format
+
+    path: str | None = None
+    table: str | None = None
+    format: str = DEFAULT_FORMAT
+    options: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)
+
+    @property
+    def name(self) -> str:
+        """What the results call the dataset: the table name, else the path."""
+        return self.table or self.path or ""
+
+    @classmethod
+    def resolve(
+        cls,
+        contract: Contract,
+        input_path: str | None = None,
+        table: str | None = None,
+        input_format: str | None = None,
+    ) -> DatasetSource:
+        """The given path or table (``input_format``, else the contract's format), else the contract's ``dataset``.
+
+        Raises :class:`RunSpecError` (field ``dataset``) for both or neither.
+        """
+        if input_path and table:
+            raise RunSpecError("give either an input path or a table, not both", field="dataset")
+        declared = contract.dataset
+        if not (input_path or table):
+            if not declared.path and not declared.table:
+                raise RunSpecError(
+                    f"contract {contract.name!r} declares no dataset and none was given (an input path or a table)",
+                    field="dataset",
+                )
+            input_path, table = declared.path, declared.table
+        fmt = (input_format or (declared.format if declared.path or declared.table else None) or DEFAULT_FORMAT).lower()
+        # The contract's reader options (CSV header, delimiter…) apply when reading its format.
+        options = dict(declared.options) if fmt == declared.format else {}
+        if fmt == "csv":
+            options = {"header": "true", "inferSchema": "true", **options}
+        return cls(input_path or None, table or None, fmt, options)
 
 
 class JobArguments(NamedTuple):
@@ -192,13 +239,18 @@ class RunSpec:
       in) and ``policy`` (severity → action override applied when it is loaded);
     * the dataset: ``input_path`` or ``table``, ``input_format``; ``filter`` (SQL predicate);
     * ``references``: ``{name: ReferenceOverride}`` (sorted by name; a copy of what was given);
-    * ``reference_time`` (ISO-8601 ``Z`` text, normalised on construction), ``run_id``;
+    * ``reference_time``: an aware UTC datetime (given as one, or as ISO-8601 text read once on
+      construction; written as ``Z`` text only by :meth:`to_json`), ``run_id``;
     * the outputs: ``results_table``, ``quarantine_table``, ``valid_table``;
     * Airflow's identity of the run: ``dag_id``, ``task_id``, ``airflow_run_id``;
     * job options: ``summary_out`` (the summary JSON, driver-local), ``markers_out`` (marker lines).
 
+    * ``source``: the :class:`DatasetSource` the run reads, set by :meth:`resolve` against the
+      contract (None before; not part of the JSON, which carries the fields it is resolved from).
+
     Construction checks what needs no contract (types, input path xor table, formats, the reference
-    time); :meth:`validate` what needs one. Build through :meth:`for_contract` to do both.
+    time); :meth:`resolve` what needs one and resolves the dataset. Build through :meth:`for_contract`
+    to do both.
     """
 
     contract_text: str | None = None
@@ -209,7 +261,7 @@ class RunSpec:
     input_format: str | None = None
     filter: str | None = None
     references: Mapping[str, ReferenceOverride] = dataclasses.field(default_factory=dict, hash=False)
-    reference_time: str | None = None
+    reference_time: dt.datetime | None = None
     run_id: str | None = None
     results_table: str | None = None
     quarantine_table: str | None = None
@@ -219,6 +271,7 @@ class RunSpec:
     airflow_run_id: str | None = None
     summary_out: str | None = None
     markers_out: str | None = None
+    source: DatasetSource | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in _TEXT_FIELDS:
@@ -243,7 +296,14 @@ class RunSpec:
                 )
             object.__setattr__(self, "input_format", self.input_format.lower())
         object.__setattr__(self, "references", _reference_mapping(self.references))
-        object.__setattr__(self, "reference_time", normalise_reference_time(self.reference_time))
+        if self.reference_time is not None and not isinstance(self.reference_time, (str, dt.datetime)):
+            raise RunSpecError(
+                f"expected a datetime or ISO-8601 text, got {type(self.reference_time).__name__}",
+                field="reference_time",
+            )
+        object.__setattr__(self, "reference_time", reference_instant(self.reference_time))
+        if self.source is not None and not isinstance(self.source, DatasetSource):
+            raise RunSpecError(f"expected a DatasetSource, got {type(self.source).__name__}", field="source")
 
     # ------------------------------------------------------------------ building
 
@@ -258,40 +318,45 @@ class RunSpec:
         ...
         airflow_dq_contracts.runspec.RunSpecError: dataset: contract 'o' declares no dataset and none was given (an input path or a table)
         """
-        if isinstance(settings.get("reference_time"), dt.datetime):
-            # A Python caller's instant (run_contract's keywords take one): the spec holds it as text.
-            settings = {**settings, "reference_time": normalise_reference_time(settings["reference_time"])}
-        spec = cls(**settings)
-        path, table, fmt = dataset_source(contract, spec.input_path, spec.table, spec.input_format)
-        spec = dataclasses.replace(spec, input_path=path, table=table, input_format=fmt)
-        spec.validate(contract)
-        return spec
+        return cls(**settings).resolve(contract)
 
-    def validate(self, contract: Contract) -> None:
-        """Check the spec against ``contract``: a dataset to read, references the contract declares.
+    def resolve(self, contract: Contract) -> RunSpec:
+        """This spec checked against ``contract`` and its dataset resolved once (``source``).
 
-        The one place of these rules; each edge (operator, CLI, job) calls it once.
+        The one place of these rules: a dataset to read (the given one, else the contract's), references
+        the contract declares. Each edge (operator, CLI, job) calls it once — directly, or through
+        :meth:`for_contract`. Raises :class:`RunSpecError`.
 
         >>> from airflow_dq_contracts.contract import load_contract
-        >>> RunSpec(input_path="/d", references={"rwa": ReferenceOverride("/x")}).validate(load_contract({"name": "o"}))
+        >>> RunSpec(input_path="/d", references={"rwa": ReferenceOverride("/x")}).resolve(load_contract({"name": "o"}))
         Traceback (most recent call last):
         ...
         airflow_dq_contracts.runspec.RunSpecError: references: rwa, which the contract does not declare (declared: none)
         """
-        dataset_source(contract, self.input_path, self.table, self.input_format)
+        source = DatasetSource.resolve(contract, self.input_path, self.table, self.input_format)
         unknown = sorted(set(self.references) - set(contract.references))
         if unknown:
             declared = ", ".join(sorted(contract.references)) or "none"
             raise RunSpecError(
                 f"{', '.join(unknown)}, which the contract does not declare (declared: {declared})", field="references"
             )
+        # The JSON keeps the fields the source is resolved from (a given path's format may stay unsaid).
+        given = bool(self.input_path or self.table)
+        input_format = self.input_format if given else (self.input_format or contract.dataset.format)
+        return dataclasses.replace(
+            self, input_path=source.path, table=source.table, input_format=input_format, source=source
+        )
+
+    def validate(self, contract: Contract) -> None:
+        """Check the spec against ``contract`` (:meth:`resolve`, its result dropped)."""
+        self.resolve(contract)
 
     # ------------------------------------------------------------------ reading
 
     @property
     def dataset(self) -> str | None:
-        """What the run checks: the table name or the input path (None before :meth:`for_contract`)."""
-        return self.table or self.input_path
+        """What the run checks: the table name or the input path (None before :meth:`resolve`)."""
+        return self.source.name if self.source is not None else (self.table or self.input_path)
 
     def resolved_references(self, contract: Contract) -> dict[str, Reference]:
         """The contract's references with this run's overrides applied (names checked by :meth:`validate`)."""
@@ -309,12 +374,14 @@ class RunSpec:
         '{"version":1,"contract_origin":"<contract>","references":{"c":{"path":"/x","format":null}},"run_id":"r1"}'
         """
         document: dict[str, Any] = {"version": SPEC_VERSION}
-        for field in dataclasses.fields(self):
+        for field in _json_fields():
             value = getattr(self, field.name)
             if field.name == "references":
                 value = {name: dataclasses.asdict(override) for name, override in self.references.items()} or None
             elif field.name == "policy" and value is not None:
                 value = dict(value)
+            elif field.name == "reference_time":
+                value = format_time(value)
             if value is not None:
                 document[field.name] = value
         return json.dumps(document, separators=(",", ":"))
@@ -337,7 +404,7 @@ class RunSpec:
         version = document.pop("version", None)
         if version != SPEC_VERSION:
             raise RunSpecError(f"version {version!r}, this reader reads version {SPEC_VERSION}", field="spec")
-        known = {field.name for field in dataclasses.fields(cls)}
+        known = {field.name for field in _json_fields()}
         unknown = sorted(set(document) - known)
         if unknown:
             raise RunSpecError(f"unknown key(s) {', '.join(unknown)}", field="spec")
@@ -348,7 +415,10 @@ class RunSpec:
             pairs = {str(name): ReferenceOverride(**value) for name, value in references.items()}
         except TypeError as exc:
             raise RunSpecError(f"expected {{name: {{path, format}}}}: {exc}", field="references") from None
-        return cls(references=pairs, **document)
+        reference_time = document.pop("reference_time", None)
+        if reference_time is not None and not isinstance(reference_time, str):
+            raise RunSpecError(f"expected ISO-8601 text, got {reference_time!r}", field="reference_time")
+        return cls(references=pairs, reference_time=reference_instant(reference_time), **document)
 
     # ------------------------------------------------------------------ the job's command line
 
@@ -373,6 +443,11 @@ class RunSpec:
     def from_argument(cls, encoded: str) -> RunSpec:
         """The spec from the inline ``--spec`` value (base64 of its JSON); a clear error on garbage."""
         return cls.from_json(decode_argument(encoded))
+
+
+def _json_fields() -> tuple[dataclasses.Field[Any], ...]:
+    """The fields :meth:`RunSpec.to_json` writes: all but ``source`` (resolved from them on the other side)."""
+    return tuple(field for field in dataclasses.fields(RunSpec) if field.name != "source")
 
 
 def _job_arguments(document: str, stem: str, folder: str | Path | None, max_inline_bytes: int) -> JobArguments:

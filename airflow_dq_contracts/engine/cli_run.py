@@ -34,6 +34,7 @@ from airflow_dq_contracts.results import DECISION_GATE, ContractResult
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, parse_reference_override
 from airflow_dq_contracts.runtime.jars import JarResolutionError
 from airflow_dq_contracts.runtime.storage import mentions_s3, parse_storage_options, storage_environment
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
 from .connect_session import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -248,7 +249,10 @@ def run_from_cli(args: argparse.Namespace) -> int:
             + f": {sum(1 for _ in contract.evaluated_checks())} checks"
         )
         spark, started = _start_spark(args, contract, say, spec)
-        result = run_contract(spark, contract, spec, progress=say)
+        # What the session can do, told once here (--remote, --shared-storage) and handed down.
+        shared = bool(getattr(args, "remote", None) and getattr(args, "shared_storage", False))
+        capabilities = SessionCapabilities.of(spark, shared_storage=shared)
+        result = run_contract(spark, contract, spec, progress=say, capabilities=capabilities)
     except RunSpecError as exc:
         print(f"dq-contracts run: {_cli_message(exc)}", file=sys.stderr)
         return EXIT_INVALID

@@ -24,8 +24,6 @@ from typing import Any, TypeVar
 
 from pyspark.sql import SparkSession
 
-from airflow_dq_contracts.store import spark_remote
-
 __all__ = [
     "DEFAULT_PASS_PARALLELISM",
     "PASS_PARALLELISM_CONF_KEY",
@@ -76,8 +74,13 @@ def _tagged(spark: SparkSession, tags: set[str]) -> Any:
                 spark.removeTag(tag)
 
 
-def run_concurrently(spark: SparkSession, jobs: Sequence[Callable[[], _T]], parallelism: int) -> list[_T]:
+def run_concurrently(
+    spark: SparkSession, jobs: Sequence[Callable[[], _T]], parallelism: int, *, remote: bool = False
+) -> list[_T]:
     """Run ``jobs`` (at most ``parallelism`` at a time); their results in order.
+
+    ``remote``: ``spark`` is a Spark Connect session (its capabilities say so), whose per-thread
+    operation tags are copied into each worker thread.
 
     Every job runs to its end; then the first exception raised by one of them (in job order) is
     raised here. An interrupt of the calling thread (``RunInterrupted``, ``KeyboardInterrupt``) is
@@ -85,7 +88,7 @@ def run_concurrently(spark: SparkSession, jobs: Sequence[Callable[[], _T]], para
     """
     if parallelism <= 1 or len(jobs) <= 1:
         return [job() for job in jobs]
-    remote_tags = _tags(spark) if spark_remote.remote_client() else set()
+    remote_tags = _tags(spark) if remote else set()
 
     def call(job: Callable[[], _T]) -> _T:
         if not remote_tags:

@@ -56,8 +56,8 @@ from airflow_dq_contracts.results import (
     parse_time,
     utcnow,
 )
-from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.spark_history import HistorySource, load_history
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
 from .concurrency import pass_parallelism, run_concurrently
 from .metrics import (
@@ -166,18 +166,20 @@ class Evaluator:
         *,
         run_id: str | None = None,
         dataset: str | None = None,
-        filter: str | None = None,
-        apply_filter: bool = True,
         dag_id: str | None = None,
         task_id: str | None = None,
         airflow_run_id: str | None = None,
+        filter: str | None = None,
+        apply_filter: bool = True,
+        references: dict[str, Any] | None = None,
+        history: HistorySource = None,
+        statistics: StatisticsSource | None = None,
         progress: Progress | None = None,
         started_at: dt.datetime | None = None,
-        history: HistorySource = None,
-        references: dict[str, Any] | None = None,
-        statistics: StatisticsSource | None = None,
+        capabilities: SessionCapabilities | None = None,
     ):
         self.contract = contract
+        self.capabilities = capabilities or SessionCapabilities.of(df.sparkSession)  # as the session's maker said
         self.statistics = statistics  # a Delta input whose log may answer checks (engine/statistics_first.py)
         self.statistics_rows: int | None = None  # the run's row count from that log, when it knows it
         self.spark = df.sparkSession
@@ -391,14 +393,15 @@ class Evaluator:
         order of a sequential run (scan, then the passes by number).
         """
         passes = self._group_passes(planned)
-        if passes and spark_remote.remote_client() and self._in_one_query(planned, passes):
+        remote = self.capabilities.remote
+        if passes and remote and self._in_one_query(planned, passes):
             return
         jobs = [functools.partial(self._scan, planned)]
         jobs += [
             functools.partial(self._group_pass, number, identity, members) for number, (identity, members) in passes
         ]
         first = len(self.stats)
-        run_concurrently(self.spark, jobs, pass_parallelism(self.spark, len(jobs)))
+        run_concurrently(self.spark, jobs, pass_parallelism(self.spark, len(jobs)), remote=remote)
         done = self.stats[first:]
         done.sort(key=lambda stat: -1 if stat.name == "scan" else int(stat.name[len("group") :] or 0))
         self.stats[first:] = done

@@ -22,7 +22,6 @@ Example::
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -32,11 +31,12 @@ from pyspark.sql import DataFrame, SparkSession
 
 from airflow_dq_contracts.contract.model import Contract, Reference
 from airflow_dq_contracts.results import ContractResult, make_run_id
-from airflow_dq_contracts.runspec import RunSpec, RunSpecError, dataset_source
+from airflow_dq_contracts.runspec import DatasetSource, RunSpec, RunSpecError
 from airflow_dq_contracts.runtime.storage import S3Settings, is_s3, spark_location
 from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.delta import open_table
-from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
+from airflow_dq_contracts.timeutil import format_time, utcnow
 
 from .concurrency import run_concurrently
 from .evaluator import Evaluator, filter_condition
@@ -51,11 +51,9 @@ from .session import (
     driver_read_size,
 )
 from .spark_errors import first_line, quiet_pyspark_errors
-from .statistics_first import StatisticsSource
+from .statistics_first import StatisticsSource, datafusion_literal
 
 Progress = Callable[[str], None]
-
-DEFAULT_FORMAT = "delta"
 
 #: The run cannot be described: no dataset, an invalid filter or reference time, bad ``--conf``. The
 #: spec's own error (:class:`~airflow_dq_contracts.runspec.RunSpecError`), so a caller catches one type.
@@ -71,30 +69,6 @@ def _noop(message: str) -> None:
 
 
 # --------------------------------------------------------------------------------------- reading
-
-
-def dataset_name(contract: Contract, input_path: str | None = None, table: str | None = None) -> str:
-    """What the results call the dataset: the table name or the path.
-
-    >>> from airflow_dq_contracts.contract import load_contract
-    >>> dataset_name(load_contract({"name": "o", "dataset": {"table": "silver.orders"}}))
-    'silver.orders'
-    """
-    return table or input_path or contract.dataset.name or "<unknown>"
-
-
-def _source(
-    contract: Contract, input_path: str | None, input_format: str | None, table: str | None
-) -> tuple[str | None, str | None, str, dict[str, str]]:
-    """(path, table, format, options) to read, from the arguments or else the contract."""
-    input_path, table, given_format = dataset_source(contract, input_path, table, input_format)
-    declared = contract.dataset
-    fmt = (given_format or (declared.format if declared.path or declared.table else None) or DEFAULT_FORMAT).lower()
-    # The contract's reader options (CSV header, delimiter…) apply when reading its format.
-    options = dict(declared.options) if fmt == declared.format else {}
-    if fmt == "csv":
-        options = {"header": "true", "inferSchema": "true", **options}
-    return input_path, table, fmt, options
 
 
 def _delta_version(spark: SparkSession, path: str | None, table: str | None) -> int | None:
@@ -130,8 +104,22 @@ def read_dataset(
 
         df = read_dataset(spark, contract, "/data/orders", "delta", filter="order_date = '2024-05-01'")
     """
-    path, name, fmt, options = _source(contract, input_path, input_format, table)
-    df = _load(spark, path, name, fmt, options, pin_version, filter)
+    return read_source(spark, DatasetSource.resolve(contract, input_path, table, input_format), filter, pin_version)
+
+
+def read_source(
+    spark: SparkSession,
+    source: DatasetSource,
+    filter: str | None = None,
+    pin_version: bool = False,
+    capabilities: SessionCapabilities | None = None,
+) -> DataFrame:
+    """The DataFrame of a resolved ``source`` (a spec's ``source``), restricted by ``filter``; as :func:`read_dataset`.
+
+    ``capabilities``: what ``spark`` can do (default: as the session tells, :meth:`SessionCapabilities.of`).
+    """
+    capabilities = capabilities or SessionCapabilities.of(spark)
+    df = _load(spark, capabilities, source.path, source.table, source.format, dict(source.options), pin_version, filter)
     if filter:
         try:
             filtered = df.where(filter_condition(df, filter))
@@ -152,19 +140,6 @@ def _strip_delta_metadata(field: Any) -> Any:
     if isinstance(field, list):
         return [_strip_delta_metadata(item) for item in field]
     return field
-
-
-def _datafusion_literal(value: Any) -> str | None:
-    """A partition value as a delta-rs (DataFusion) SQL literal; None for a type this does not map."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return f"DATE '{value.isoformat()}'"
-    return None
 
 
 def _landed_partitions(
@@ -200,7 +175,7 @@ def _landed_partitions(
             if value is None:
                 terms.append(f"{quoted} IS NULL")
                 continue
-            literal = _datafusion_literal(value)
+            literal = datafusion_literal(value)
             if literal is None:
                 return None
             terms.append(f"{quoted} = {literal}")
@@ -264,6 +239,7 @@ def _driver_read(
 
 def _load(
     spark: SparkSession,
+    capabilities: SessionCapabilities,
     path: str | None,
     name: str | None,
     fmt: str,
@@ -272,16 +248,19 @@ def _load(
     filter: str | None = None,
 ) -> DataFrame:
     """A path (``fmt``) or catalog table as a DataFrame, resolved now; :class:`DatasetError` if it cannot be read."""
-    if fmt == "delta" and path and not name:
+    if fmt == "delta" and path and not name and capabilities.driver_reads_paths:
         small = _driver_read(spark, path, options, filter)
         if small is not None:
             return small
     size = version = None
-    if fmt == "delta" and spark_remote.remote_client():
+    if fmt == "delta" and capabilities.remote:
         # Spark Connect: the size (for SmallRunTuning) and the pin from the server, side by side.
         if pin_version:
             size, version = run_concurrently(
-                spark, [lambda: _remote_delta_size(spark, path, name), lambda: _delta_version(spark, path, name)], 2
+                spark,
+                [lambda: _remote_delta_size(spark, path, name), lambda: _delta_version(spark, path, name)],
+                2,
+                remote=True,
             )
         else:
             size = _remote_delta_size(spark, path, name)
@@ -322,6 +301,7 @@ def read_references(
     references: dict[str, Reference] | None = None,
     *,
     pin_version: bool = False,
+    capabilities: SessionCapabilities | None = None,
 ) -> dict[str, DataFrame | str]:
     """Each reference a check uses, read once (its filter is applied by the evaluator), or why not.
 
@@ -329,6 +309,7 @@ def read_references(
     Column pruning and the filter reach the reader through Spark's optimizer.
     """
     references = contract.references if references is None else references
+    capabilities = capabilities or SessionCapabilities.of(spark)
     used = {c.params.get("reference") for c in contract.all_checks()}
     used |= set(needed_views(contract))
     out: dict[str, DataFrame | str] = {}
@@ -339,7 +320,7 @@ def read_references(
         if ref.format == "csv" and not ref.table:
             options = {"header": "true", "inferSchema": "true", **options}
         try:
-            out[alias] = _load(spark, ref.path, ref.table, ref.format, options, pin_version)
+            out[alias] = _load(spark, capabilities, ref.path, ref.table, ref.format, options, pin_version)
         except DatasetError as exc:
             out[alias] = f"reference {alias!r}: {exc}"
     return out
@@ -354,6 +335,7 @@ def run_contract(
     spec: RunSpec | None = None,
     *,
     progress: Progress | None = None,
+    capabilities: SessionCapabilities | None = None,
     **settings: Any,
 ) -> ContractResult:
     """Read, evaluate and (when the spec names targets) write the Delta outputs; returns the result.
@@ -362,6 +344,9 @@ def run_contract(
     caller: the job, ``dq-contracts run``); without one, ``settings`` are its fields and the spec is
     built here with :meth:`RunSpec.for_contract` (a Python caller's shortcut), raising
     :class:`RunArgumentError` for a run that cannot be described.
+
+    ``capabilities`` is what ``spark`` can do, as whoever made the session says (the job, the CLI);
+    default: as the session itself tells (:meth:`SessionCapabilities.of`).
 
     ``run_id`` defaults to a fresh id per run (``make_run_id(contract, dataset, start time)``);
     pass the same id again to replace that run's rows in every table. Quarantine/valid rows are
@@ -381,10 +366,14 @@ def run_contract(
         spec = RunSpec.for_contract(contract, **settings)
     elif settings:
         raise TypeError(f"run_contract: give a RunSpec or its fields, not both ({', '.join(sorted(settings))})")
+    if spec.source is None:  # a spec built field by field: resolved here, once
+        spec = spec.resolve(contract)
+    source = spec.source
+    assert source is not None
+    capabilities = capabilities or SessionCapabilities.of(spark)
     say = progress or _noop
     started_at = utcnow()
-    reference = parse_time(spec.reference_time)
-    dataset = dataset_name(contract, spec.input_path, spec.table)
+    dataset = source.name
     run_id = spec.run_id or make_run_id(contract.name, dataset, format_time(started_at))
     results_table, run_filter = spec.results_table, spec.filter
     writes_rows = bool(spec.quarantine_table or spec.valid_table)
@@ -394,9 +383,7 @@ def run_contract(
     # the session may be the caller's (dq-contracts run, evaluate()).
     with SmallRunTuning(spark) as tuning:
         began = time.perf_counter()
-        df = read_dataset(
-            spark, contract, spec.input_path, spec.input_format, spec.table, run_filter, pin_version=writes_rows
-        )
+        df = read_source(spark, source, run_filter, writes_rows, capabilities)
         read_bytes = driver_read_size(df)
         on_driver = f", {read_bytes:,} bytes read by delta-rs on the driver" if read_bytes is not None else ""
         say(
@@ -405,7 +392,9 @@ def run_contract(
             + on_driver
             + f") in {time.perf_counter() - began:.2f} s"
         )
-        reference_frames = read_references(spark, contract, declared, pin_version=writes_rows)
+        reference_frames = read_references(
+            spark, contract, declared, pin_version=writes_rows, capabilities=capabilities
+        )
         for alias, frame in reference_frames.items():
             say(f"reference {alias}: " + (frame if isinstance(frame, str) else declared[alias].location))
 
@@ -415,7 +404,7 @@ def run_contract(
         evaluator = Evaluator(
             contract,
             df,
-            reference,
+            spec.reference_time,
             run_id=run_id,
             dataset=dataset,
             filter=run_filter,
@@ -427,7 +416,8 @@ def run_contract(
             started_at=started_at,
             history=results_table,  # baselines learn from the same table this run appends to
             references=reference_frames,
-            statistics=_statistics_source(contract, spec),
+            statistics=_statistics_source(source, capabilities),
+            capabilities=capabilities,
         )
         result = evaluator.run()
 
@@ -462,10 +452,10 @@ def run_contract(
     return result
 
 
-def _statistics_source(contract: Contract, spec: RunSpec) -> StatisticsSource | None:
+def _statistics_source(source: DatasetSource, capabilities: SessionCapabilities) -> StatisticsSource | None:
     """The Delta path input whose log may answer checks before the scan (``engine/statistics_first.py``)."""
-    path, name, fmt, _ = _source(contract, spec.input_path, spec.input_format, spec.table)
-    if fmt != "delta" or not path or name or spark_remote.remote_client():
+    path = source.path
+    if source.format != "delta" or not path or source.table or not capabilities.driver_reads_paths:
         # (On Spark Connect a path is the server's: this process may not see its files, so Spark scans.)
         return None
     # On S3 the log is read with the same credentials the job's Spark uses (the standard environment).

@@ -229,7 +229,15 @@ def _deleted_rows(table: Any) -> dict[str, int]:
     return out
 
 
-def _datafusion_literal(value: Any) -> str | None:
+def datafusion_literal(value: Any) -> str | None:
+    """A partition value as a delta-rs (DataFusion) SQL literal; None for a type this does not map.
+
+    The engine's one writer of these literals (the log's pruning here, the driver-side read's in
+    :mod:`.runner`).
+
+    >>> datafusion_literal("it's"), datafusion_literal(dt.date(2024, 5, 1)), datafusion_literal(1.5)
+    ("'it''s'", "DATE '2024-05-01'", None)
+    """
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -263,7 +271,7 @@ def _prune(spark: SparkSession, snapshot: _Snapshot, schema: T.StructType, run_f
         terms = []
         for name, value in zip(snapshot.partitions, rows[index]):
             quoted = '"' + name.replace('"', '""') + '"'
-            literal = _datafusion_literal(value)
+            literal = datafusion_literal(value)
             terms.append(f"{quoted} IS NULL" if value is None else f"{quoted} = {literal}" if literal else "")
         clauses.add("(" + " AND ".join(terms) + ")" if all(terms) else "")
     snapshot.pruned = True

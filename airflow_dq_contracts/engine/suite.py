@@ -42,7 +42,7 @@ from airflow_dq_contracts.contract import ContractValidationError, load_contract
 from airflow_dq_contracts.contract.model import Contract
 from airflow_dq_contracts.results import ContractResult
 from airflow_dq_contracts.runspec import RunSpec, RunSpecError, SuiteSpec
-from airflow_dq_contracts.store import spark_remote
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
 from .concurrency import conf_parallelism, run_concurrently
 from .runner import run_contract
@@ -77,7 +77,7 @@ class SuiteOutcome:
 
 
 def load_suite(suite: SuiteSpec) -> list[SuiteOutcome]:
-    """Each run's contract loaded from its spec and the spec checked against it — no Spark.
+    """Each run's contract loaded from its spec and the spec resolved against it — no Spark.
 
     A contract that does not load (``invalid_contract``) or a spec that does not fit its contract
     (``invalid_arguments``) is that run's error; the list keeps the suite's order.
@@ -93,7 +93,7 @@ def load_suite(suite: SuiteSpec) -> list[SuiteOutcome]:
                 filename=spec.contract_origin,
                 policy=dict(spec.policy) if spec.policy is not None else None,
             )
-            spec.validate(outcome.contract)
+            outcome.spec = spec.resolve(outcome.contract)
         except ContractValidationError as exc:
             outcome.error, outcome.error_kind = exc, INVALID_CONTRACT
         except RunSpecError as exc:
@@ -113,22 +113,26 @@ def run_suite_outcomes(
     *,
     progress: Progress | None = None,
     parallelism: int | None = None,
+    capabilities: SessionCapabilities | None = None,
 ) -> list[SuiteOutcome]:
     """Evaluate every loaded run of ``outcomes`` (those without an error yet), filling in result or error.
 
-    ``parallelism`` overrides :func:`suite_parallelism`. Returns ``outcomes``.
+    ``parallelism`` overrides :func:`suite_parallelism`; ``capabilities`` is what ``spark`` can do (default:
+    as the session tells). Returns ``outcomes``.
     """
+    capabilities = capabilities or SessionCapabilities.of(spark)
     pending = [outcome for outcome in outcomes if outcome.error is None]
     threads = parallelism if parallelism is not None else suite_parallelism(spark, len(pending))
     say = progress or (lambda message: None)
     began = time.perf_counter()
     if threads <= 1 or len(pending) <= 1:
         for outcome in pending:
-            _run_one(spark, outcome, say)
+            _run_one(spark, outcome, say, capabilities)
     else:
         # Every run to its end (_run_one keeps every failure in its outcome); on Spark Connect each
         # thread carries the run's operation tag, so a stopped task interrupts all of them.
-        run_concurrently(spark, [functools.partial(_run_one, spark, outcome, say) for outcome in pending], threads)
+        jobs = [functools.partial(_run_one, spark, outcome, say, capabilities) for outcome in pending]
+        run_concurrently(spark, jobs, threads, remote=capabilities.remote)
     failed = sum(1 for outcome in outcomes if outcome.result is None)
     say(
         f"suite: {len(outcomes)} contracts ({failed} without a result) in {time.perf_counter() - began:.2f} s, "
@@ -144,7 +148,7 @@ def run_suite(
     return run_suite_outcomes(spark, load_suite(suite), progress=progress, parallelism=parallelism)
 
 
-def _run_one(spark: SparkSession, outcome: SuiteOutcome, say: Progress) -> None:
+def _run_one(spark: SparkSession, outcome: SuiteOutcome, say: Progress, capabilities: SessionCapabilities) -> None:
     """One run in a session of its own; every failure is kept as the run's error, never raised."""
     contract = outcome.contract
     assert contract is not None
@@ -156,9 +160,9 @@ def _run_one(spark: SparkSession, outcome: SuiteOutcome, say: Progress) -> None:
     try:
         # Its own session (SmallRunTuning sets session confs); Spark Connect has no newSession and
         # leaves the server's settings alone, so its runs share the one session.
-        session = spark if spark_remote.remote_client() else spark.newSession()
+        session = spark if capabilities.remote else spark.newSession()
         with job_group(session, f"dq-contracts:{outcome.spec.run_id}", f"dq-contracts suite: {name}"):
-            outcome.result = run_contract(session, contract, outcome.spec, progress=tagged)
+            outcome.result = run_contract(session, contract, outcome.spec, progress=tagged, capabilities=capabilities)
     except Exception as exc:  # noqa: BLE001 - one run's failure is its own error, the others go on
         outcome.error, outcome.error_kind = exc, RUN_FAILED
         tagged(f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")

@@ -3,7 +3,8 @@
 A connection of type ``spark_connect`` (the Apache Spark provider's: host, port, login = user id,
 password = token, extra ``use_ssl``; ``user_id`` / ``token`` in the extra are accepted too) makes
 :class:`~airflow_dq_contracts.operators.contract_check.ContractCheckOperator` run the job through
-this hook instead of ``spark-submit``:
+this hook instead of ``spark-submit`` (the transport registered for that type in
+:mod:`airflow_dq_contracts.hooks.transport`):
 
 * The job runs in a short **Python subprocess** — ``python -m airflow_dq_contracts.jobs.run_contract
   --spec=… --remote sc://HOST:PORT/;user_id=… --connect-timeout S --connection ID`` — that is a Spark
@@ -43,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from airflow_dq_contracts.hooks.contract_submit import CONNECT_LEFTOVER_ENV, ContractSubmitHook
+from airflow_dq_contracts.hooks.contract_submit import CONNECT_LEFTOVER_ENV
 from airflow_dq_contracts.hooks.errors import ContractJobError
 from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.version_compat import AirflowException, BaseHook, mask_secret, reap_process_group
@@ -56,9 +57,7 @@ __all__ = [
     "TOKEN_ENV",
     "ConnectTarget",
     "ContractConnectHook",
-    "JobHook",
     "connect_target",
-    "is_connect_connection",
 ]
 
 CONNECT_CONN_TYPE = "spark_connect"
@@ -91,15 +90,6 @@ class ConnectTarget:
     def __repr__(self) -> str:  # the token never shows, not even in a traceback's locals
         token = "***" if self.token else None
         return f"ConnectTarget(url={self.url!r}, token={token}, connect_timeout={self.connect_timeout!r})"
-
-
-def is_connect_connection(conn_id: str) -> bool:
-    """True when ``conn_id`` is a connection of type ``spark_connect`` (False when it does not exist)."""
-    try:
-        connection = BaseHook.get_connection(conn_id)
-    except Exception:  # noqa: BLE001 - AirflowNotFoundException and friends: not ours to decide, spark-submit's hook will say
-        return False
-    return str(connection.conn_type or "").replace("-", "_") == CONNECT_CONN_TYPE
 
 
 def connect_target(
@@ -350,7 +340,3 @@ class ContractConnectHook(BaseHook):
                 reap_process_group(os.getpgid(process.pid), self.log, timeout=5)
             except Exception as exc:  # noqa: BLE001 - on_kill must not raise; say what was left
                 self.log.warning("Stopping the Spark Connect job's process group: %s", exc)
-
-
-#: What runs a contract job for the operator: spark-submit, or a Spark Connect client.
-JobHook = ContractSubmitHook | ContractConnectHook

@@ -118,9 +118,18 @@ def _run_failed(exc: BaseException, markers_out: str | None) -> int:
     return EXIT_RUN_FAILED
 
 
+def _shared_storage(args: argparse.Namespace | None) -> bool:
+    """``--shared-storage`` with ``--remote``: this client sees the server's output paths."""
+    return bool(getattr(args, "remote", None) and getattr(args, "shared_storage", False))
+
+
 def _declare_storage(args: argparse.Namespace | None) -> None:
-    """``--shared-storage`` with ``--remote``: the client commits the results and registry itself (store/spark_remote.py)."""
-    if getattr(args, "remote", None) and getattr(args, "shared_storage", False):
+    """``--shared-storage`` with ``--remote``: the client commits the results and registry itself (store/spark_remote.py).
+
+    The store's sinks read this process-wide switch; the engine is handed
+    :class:`~airflow_dq_contracts.store.spark_remote.SessionCapabilities`.
+    """
+    if _shared_storage(args):
         from airflow_dq_contracts.store.spark_remote import declare_shared_storage
 
         declare_shared_storage(True)
@@ -223,8 +232,9 @@ def run(args: argparse.Namespace) -> int:
             filename=spec.contract_origin,
             policy=dict(spec.policy) if spec.policy is not None else None,
         )
-        # The spec crossed a process boundary: the one check of it against its contract, before Spark.
-        spec.validate(contract)
+        # The spec crossed a process boundary: the one check of it against its contract (its dataset
+        # resolved), before Spark.
+        spec = spec.resolve(contract)
     except RunSpecError as exc:
         _emit(ERROR_MARKER, {"kind": "invalid_arguments", "message": str(exc)}, markers_out)
         print(f"dq-contracts-job: {exc}", file=sys.stderr)
@@ -238,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
         from airflow_dq_contracts.engine.connect_session import ConnectUnreachable, job_session, run_scope
         from airflow_dq_contracts.engine.runner import run_contract
         from airflow_dq_contracts.engine.session import startup_line
-        from airflow_dq_contracts.store.spark_remote import catalog_locations
+        from airflow_dq_contracts.store.spark_remote import SessionCapabilities, catalog_locations
 
         # Inside spark-submit the master, jars and conf come from the command line; local tuning
         # would be wrong on a cluster, so the submitter passes it explicitly when it wants it.
@@ -251,9 +261,10 @@ def run(args: argparse.Namespace) -> int:
             _emit(ERROR_MARKER, {"kind": "submit_failed", "message": str(exc)}, markers_out)
             return EXIT_RUN_FAILED
         _progress(startup_line(spark, PROCESS_STARTED, session_started))
+        capabilities = SessionCapabilities.of(spark, shared_storage=_shared_storage(args))
         _session_settings(spark, args)
-        with run_scope(spark, spec.run_id, remote=bool(args.remote)):
-            result = run_contract(spark, contract, spec, progress=_progress)
+        with run_scope(spark, spec.run_id, remote=capabilities.remote):
+            result = run_contract(spark, contract, spec, progress=_progress, capabilities=capabilities)
             # Where the catalog put the named tables: the Airflow side reads them there (store/catalog_names.py).
             locations = catalog_locations(
                 spark, [spec.table, spec.results_table, spec.quarantine_table, spec.valid_table]
@@ -298,6 +309,7 @@ def run_suite(suite: SuiteSpec, markers_out: str | None, args: argparse.Namespac
         from airflow_dq_contracts.engine.connect_session import job_session, run_scope
         from airflow_dq_contracts.engine.session import startup_line
         from airflow_dq_contracts.engine.suite import load_suite, run_suite_outcomes
+        from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
         outcomes = load_suite(suite)
         session_started = time.time()
@@ -311,9 +323,10 @@ def run_suite(suite: SuiteSpec, markers_out: str | None, args: argparse.Namespac
             getattr(args, "connection", None),
         )
         _progress(startup_line(spark, PROCESS_STARTED, session_started))
+        capabilities = SessionCapabilities.of(spark, shared_storage=_shared_storage(args))
         _session_settings(spark, args)
-        with run_scope(spark, outcomes[0].spec.run_id if outcomes else None, remote=bool(remote)):
-            run_suite_outcomes(spark, outcomes, progress=_progress)
+        with run_scope(spark, outcomes[0].spec.run_id if outcomes else None, remote=capabilities.remote):
+            run_suite_outcomes(spark, outcomes, progress=_progress, capabilities=capabilities)
         entries = [_suite_entry(outcome) for outcome in outcomes]
     except BaseException as exc:  # noqa: BLE001 - failures and the Connect stop become a marker; the rest re-raised
         return _run_failed(exc, markers_out)

@@ -70,14 +70,14 @@ from pathlib import Path
 from typing import Any
 
 from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
-from airflow_dq_contracts.hooks.contract_submit import ContractJobError, ContractSubmitHook
-from airflow_dq_contracts.hooks.spark_connect import ContractConnectHook, JobHook, is_connect_connection
+from airflow_dq_contracts.hooks.errors import ContractJobError
 from airflow_dq_contracts.hooks.storage import (
     StorageCredentials,
     check_access,
     check_location,
     get_storage_credentials,
 )
+from airflow_dq_contracts.hooks.transport import JobHook, JobRequest, build_job_hook
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.operators.assets import ContractAssetsMixin, search_folders
 from airflow_dq_contracts.operators.contract_suite import check_suite_arguments, run_suite_task
@@ -88,7 +88,7 @@ from airflow_dq_contracts.runtime.storage import mentions_s3, needs_s3
 from airflow_dq_contracts.store import catalog_names
 from airflow_dq_contracts.store.delta import StoreError, is_path, resolve_location
 from airflow_dq_contracts.store.results_store import count_run_rows, read_results
-from airflow_dq_contracts.timeutil import parse_time, utcnow
+from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 from airflow_dq_contracts.version_compat import (
     AirflowException,
     AirflowFailException,
@@ -578,31 +578,24 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         """The hook that submits the job (overridable, e.g. to add ``post_submit_commands``).
 
         ``run_id`` identifies the run across retries (the hook reclaims an earlier attempt's driver by it).
-        A ``spark_connect`` connection runs the job as a Spark Connect client instead (hooks/spark_connect.py).
+        The transport is chosen by the connection's type (:mod:`airflow_dq_contracts.hooks.transport`:
+        ``spark_connect`` runs the job as a Spark Connect client, any other type through spark-submit).
         """
-        if is_connect_connection(self.conn_id):
-            return ContractConnectHook(
+        return build_job_hook(
+            JobRequest(
                 conn_id=self.conn_id,
                 application_args=application_args,
+                files=files,
+                warehouse=warehouse,
                 run_id=run_id,
-                session_conf={str(k): str(v) for k, v in (self.spark_conf or {}).items()},
+                spark_conf={str(k): str(v) for k, v in (self.spark_conf or {}).items()},
+                packages=self.packages,
+                jars=self.jars,
+                name=f"dq-contracts-{self.task_id}",
+                storage=self._storage,
+                s3=self._on_s3,
+                submit_kwargs=self.spark_submit_kwargs,
             )
-        kwargs = dict(self.spark_submit_kwargs)
-        extra_files = kwargs.pop("files", None)
-        file_list = files + ([extra_files] if isinstance(extra_files, str) else list(extra_files or []))
-        return ContractSubmitHook(
-            conn_id=self.conn_id,
-            application_args=application_args,
-            conf={str(k): str(v) for k, v in (self.spark_conf or {}).items()},
-            packages=self.packages,
-            jars=self.jars,
-            files=file_list or None,
-            name=f"dq-contracts-{self.task_id}",
-            warehouse=warehouse,
-            run_id=run_id,
-            storage=self._storage,
-            s3=self._on_s3,
-            **kwargs,
         )
 
     def submit(self, hook: JobHook, what: str) -> dict[str, Any] | None:
@@ -676,7 +669,8 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
             quarantine.get("rows", 0),
             results_table,
         )
-        self.emit_verdict(context, summary, spec.reference_time, reported)  # no event when the gate fails the task
+        # No event when the gate fails the task.
+        self.emit_verdict(context, summary, format_time(spec.reference_time), reported)
         if summary["decision"] == DECISION_GATE and self.fail_on_gate:
             # Push first: a branch with trigger_rule="all_done", a callback or a human can still read it.
             context["ti"].xcom_push(key="return_value", value=summary)

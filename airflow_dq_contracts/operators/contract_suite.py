@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from airflow_dq_contracts.contract import Contract
-from airflow_dq_contracts.hooks.spark_connect import JobHook
+from airflow_dq_contracts.hooks.transport import JobHook
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.jobs.markers import SUITE_KEY
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY

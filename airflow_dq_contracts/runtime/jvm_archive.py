@@ -45,7 +45,7 @@ from pathlib import Path
 
 from airflow_dq_contracts.runspec import RunSpec
 from airflow_dq_contracts.runtime import jars, spark_config
-from airflow_dq_contracts.timeutil import format_time, utcnow
+from airflow_dq_contracts.timeutil import utcnow
 
 ARCHIVE_ENV = "DQ_CONTRACTS_JVM_ARCHIVE"
 OFF_VALUES = {"off", "0", "false", "no", "none"}
@@ -314,7 +314,7 @@ def build(force: bool = False, timeout: float = BUILD_TIMEOUT_SECONDS, log: Call
                 contract_origin="jvm_warmup.yaml",
                 input_path=str(root / "input"),
                 input_format="delta",
-                reference_time=format_time(now),
+                reference_time=now,
                 results_table=str(root / "results"),
                 quarantine_table=str(root / "quarantine"),
                 valid_table=str(root / "valid"),

@@ -28,14 +28,21 @@ delta-rs from the client as in a spark-submit job (:func:`client_sees_outputs`),
 the machine-wide commit lock around the server's commits to local tables. Inputs are not covered:
 they stay the server's alone.
 
+What a session can do is decided once, where the session is made (the job's entry, ``dq-contracts
+run``), as a :class:`SessionCapabilities` value that the engine is handed and passes down — it never
+asks a process-wide switch. (:func:`remote_client` and :func:`client_sees_outputs` remain for the
+store's own sinks, which are not handed the value yet.)
+
 Example::
 
-    if remote_client():
+    capabilities = SessionCapabilities.of(spark, shared_storage=True)
+    if capabilities.remote:
         created = create_table_sql("delta.`/wh/q`", schema, ["order_date"])
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +51,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 __all__ = [
+    "SessionCapabilities",
     "catalog_locations",
     "client_sees_outputs",
     "create_table_sql",
@@ -55,6 +63,49 @@ __all__ = [
     "remote_client",
     "table_reference",
 ]
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionCapabilities:
+    """What a run's Spark session can do, decided once where the session is made and passed down.
+
+    * ``remote``: a Spark Connect client — no JVM in this process, Delta's operations in SQL, a
+      path means what it means on the server, a session's operation tags are per thread;
+    * ``shared_storage``: (Connect) this process sees the output tables at the paths the server
+      writes them (the job's ``--shared-storage``).
+
+    >>> SessionCapabilities().driver_reads_paths, SessionCapabilities(remote=True).driver_reads_paths
+    (True, False)
+    >>> SessionCapabilities(remote=True, shared_storage=True).driver_sees_outputs
+    True
+    """
+
+    remote: bool = False
+    shared_storage: bool = False
+
+    @property
+    def driver_reads_paths(self) -> bool:
+        """Whether this process may read an input's path itself (delta-rs on the driver, the Delta log's statistics)."""
+        return not self.remote
+
+    @property
+    def driver_sees_outputs(self) -> bool:
+        """Whether this process may read and commit the output tables' paths itself with delta-rs."""
+        return not self.remote or self.shared_storage
+
+    @classmethod
+    def of(cls, spark: SparkSession, *, shared_storage: bool = False) -> SessionCapabilities:
+        """The capabilities of ``spark``, told by the session itself (a Connect session's class is Connect's own)."""
+        return cls(remote=is_connect_session(spark), shared_storage=bool(shared_storage))
+
+
+def is_connect_session(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (PySpark's Connect classes live in ``pyspark.sql.connect``).
+
+    >>> is_connect_session(object())
+    False
+    """
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def remote_client() -> bool:
