@@ -30,6 +30,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from airflow_dq_contracts.contract.model import Contract, Reference
+from airflow_dq_contracts.contract.sqltext import datafusion_literal, delta_path_table
 from airflow_dq_contracts.results import ContractResult, make_run_id
 from airflow_dq_contracts.runspec import DatasetSource, RunSpec, RunSpecError
 from airflow_dq_contracts.runtime.storage import S3Settings, is_s3, spark_location
@@ -51,7 +52,7 @@ from .session import (
     driver_read_size,
 )
 from .spark_errors import first_line, quiet_pyspark_errors
-from .statistics_first import StatisticsSource, datafusion_literal
+from .statistics_first import StatisticsSource
 
 Progress = Callable[[str], None]
 
@@ -73,7 +74,7 @@ def _noop(message: str) -> None:
 
 def _delta_version(spark: SparkSession, path: str | None, table: str | None) -> int | None:
     """The current version of a Delta source (None if it has no history we can read)."""
-    target = f"delta.`{path.replace('`', '``')}`" if path else table
+    target = delta_path_table(path) if path else table
     try:
         with quiet_pyspark_errors():
             rows = spark.sql(f"DESCRIBE HISTORY {target} LIMIT 1").select("version").collect()

@@ -22,6 +22,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from airflow_dq_contracts.contract.sqltext import quote_identifier as quote
+
 INTEGRAL_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 NUMERIC_TYPES = (*INTEGRAL_TYPES, T.FloatType, T.DoubleType, T.DecimalType)
 TIME_TYPES = (T.DateType, T.TimestampType, T.TimestampNTZType)
@@ -38,15 +40,6 @@ _ZONED_TEXT = (
     r"(?i)\d{1,2}:\d{2}(:\d{2}(\.\d*)?)?\s*"
     r"(z|(utc|gmt|ut)?\s*[+-]\d{1,2}(:?\d{2}){0,2}|utc|gmt|ut|[a-z_]+/[a-z_]+(/[a-z_]+)?)\s*$"
 )
-
-
-def quote(name: str) -> str:
-    """A column name as a SQL identifier (backticks; dots and spaces are part of the name).
-
-    >>> quote("a`b")
-    '`a``b`'
-    """
-    return "`" + name.replace("`", "``") + "`"
 
 
 def column(name: str) -> Column:

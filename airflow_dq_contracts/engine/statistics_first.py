@@ -69,6 +69,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.model import Check
+from airflow_dq_contracts.contract.sqltext import datafusion_literal
 from airflow_dq_contracts.store.delta import open_table
 from airflow_dq_contracts.store.delta_log import add_actions, query_column, query_extreme
 from airflow_dq_contracts.store.table_facts import epoch_micros
@@ -227,26 +228,6 @@ def _deleted_rows(table: Any) -> dict[str, int]:
     for path, keep in zip(data.column("filepath").to_pylist(), data.column("selection_vector").to_pylist()):
         out[posixpath.basename(unquote(path))] = sum(1 for flag in keep if not flag)
     return out
-
-
-def datafusion_literal(value: Any) -> str | None:
-    """A partition value as a delta-rs (DataFusion) SQL literal; None for a type this does not map.
-
-    The engine's one writer of these literals (the log's pruning here, the driver-side read's in
-    :mod:`.runner`).
-
-    >>> datafusion_literal("it's"), datafusion_literal(dt.date(2024, 5, 1)), datafusion_literal(1.5)
-    ("'it''s'", "DATE '2024-05-01'", None)
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return f"DATE '{value.isoformat()}'"
-    return None
 
 
 def _prune(spark: SparkSession, snapshot: _Snapshot, schema: T.StructType, run_filter: str) -> str | None:
