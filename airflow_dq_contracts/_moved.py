@@ -32,6 +32,10 @@ MOVED: dict[str, str] = {
     "airflow_dq_contracts.engine.history": "airflow_dq_contracts.store.spark_history",
     "airflow_dq_contracts.delta_metadata": "airflow_dq_contracts.store.delta_log",
     "airflow_dq_contracts.lineage": "airflow_dq_contracts.interop.lineage",
+    # fourth wave (#33): storage, credentials and locations in one plain package
+    "airflow_dq_contracts.runtime.storage": "airflow_dq_contracts.storage.s3",
+    "airflow_dq_contracts.runtime.connections": "airflow_dq_contracts.storage.connections",
+    "airflow_dq_contracts.store.catalog_names": "airflow_dq_contracts.storage.catalog_names",
 }
 
 

@@ -61,8 +61,8 @@ def _number(value: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """The ``history`` command; returns the exit code (never a traceback)."""
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
-    from airflow_dq_contracts.runtime.storage import cli_storage_options
-    from airflow_dq_contracts.store.delta import StoreError
+    from airflow_dq_contracts.storage.locations import StoreError
+    from airflow_dq_contracts.storage.s3 import cli_storage_options
     from airflow_dq_contracts.store.history import REPORT_COLUMNS, check_histories
     from airflow_dq_contracts.store.results_store import DeltaResultsStore
 

@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from airflow_dq_contracts.contract.model import Contract, Reference
 from airflow_dq_contracts.results import ContractResult, make_run_id
 from airflow_dq_contracts.runspec import RunSpec, RunSpecError, dataset_source
-from airflow_dq_contracts.runtime.storage import S3Settings, is_s3, spark_location
+from airflow_dq_contracts.storage.s3 import S3Settings, is_s3, spark_location
 from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.delta import open_table
 from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow

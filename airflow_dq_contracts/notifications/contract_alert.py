@@ -43,7 +43,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from airflow_dq_contracts.hooks.storage import StorageConnectionError, resolve_storage_options
-from airflow_dq_contracts.store.delta import StoreError, is_path
+from airflow_dq_contracts.storage.locations import StoreError, is_path
 from airflow_dq_contracts.store.results_store import DeltaResultsStore
 from airflow_dq_contracts.version_compat import BaseNotifier
 

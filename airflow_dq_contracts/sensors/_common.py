@@ -81,7 +81,7 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
     contract's dataset.
 
     Credentials for object storage: ``storage_conn_id`` names an Airflow connection (``aws``,
-    ``google_cloud_platform``, ``wasb``/``adls``; fields: :mod:`airflow_dq_contracts.runtime.connections`)
+    ``google_cloud_platform``, ``wasb``/``adls``; fields: :mod:`airflow_dq_contracts.storage.connections`)
     — the way to give them: looked up in the worker (or, deferred, in the triggerer), its secrets
     masked, never in the DAG file nor the trigger table. ``storage_options`` (a raw delta-rs dict)
     still works and overrides the connection's keys, but it sits in the DAG file and, deferred, in

@@ -23,7 +23,7 @@ Plain Parquet folders (no ``_delta_log``)
 
 Catalog names
     :func:`resolve_table_path` (:func:`airflow_dq_contracts.store.delta.resolve_location`) finds a name
-    where the last job that used it found it in its catalog (:mod:`airflow_dq_contracts.store.catalog_names`),
+    where the last job that used it found it in its catalog (:mod:`airflow_dq_contracts.storage.catalog_names`),
     else maps ``db.table`` to Spark's default layout ``<warehouse>/<db>.db/<table>`` (``table`` alone:
     ``<warehouse>/<table>``), the warehouse being an argument or ``$DQ_CONTRACTS_WAREHOUSE``.
 

@@ -38,7 +38,7 @@ import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
-from airflow_dq_contracts.runtime.connections import (
+from airflow_dq_contracts.storage.connections import (
     StorageConnectionError,
     StorageCredentials,
     credentials_from_connection,

@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame
 from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.contract.baseline import HISTORY_COLUMNS, gated_runs
 from airflow_dq_contracts.contract.model import Contract
-from airflow_dq_contracts.store.delta import is_path
+from airflow_dq_contracts.storage.locations import is_path
 from airflow_dq_contracts.store.history import read_history
 from airflow_dq_contracts.timeutil import to_utc
 
