@@ -57,7 +57,7 @@ from airflow_dq_contracts.results import (
     utcnow,
 )
 from airflow_dq_contracts.store import spark_remote
-from airflow_dq_contracts.store.spark_history import HistorySource, load_history
+from airflow_dq_contracts.store.sinks import HistorySource, load_history
 
 from .concurrency import pass_parallelism, run_concurrently
 from .metrics import (

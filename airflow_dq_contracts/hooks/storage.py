@@ -27,7 +27,7 @@ from collections.abc import Mapping
 
 from airflow_dq_contracts.storage import connections
 from airflow_dq_contracts.storage.connections import StorageCredentials, credentials_from_connection
-from airflow_dq_contracts.store.delta import access_refused
+from airflow_dq_contracts.store import access_refused
 from airflow_dq_contracts.version_compat import AirflowFailException, BaseHook, mask_secret
 
 

@@ -84,7 +84,7 @@ from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractR
 from airflow_dq_contracts.results import DECISION_GATE, CheckResult, ContractResult, make_run_id
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, normalise_reference_time
 from airflow_dq_contracts.storage import catalog_names
-from airflow_dq_contracts.storage.locations import StoreError, is_path, resolve_location
+from airflow_dq_contracts.storage.locations import StoreError, TableLocation, is_path, resolve_location
 from airflow_dq_contracts.storage.naming import (
     default_quarantine_table,
     default_report_folder,
@@ -93,7 +93,7 @@ from airflow_dq_contracts.storage.naming import (
     report_location,
 )
 from airflow_dq_contracts.storage.s3 import mentions_s3, needs_s3
-from airflow_dq_contracts.store.results_store import count_run_rows, read_results
+from airflow_dq_contracts.store.results import open_results_store
 from airflow_dq_contracts.timeutil import parse_time, utcnow
 from airflow_dq_contracts.version_compat import (
     AirflowException,
@@ -147,18 +147,16 @@ def collect_summary(
     for name, where in locations.items():
         catalog_names.record(warehouse, name, where)
     try:
-        location = resolve_location(results_table, warehouse)
+        store = open_results_store(
+            TableLocation.resolve(results_table, warehouse, storage_options=storage_options), warehouse=warehouse
+        )
         # The job's report names its results commit: read that one commit, not the whole history.
         version = (reported or {}).get("results_version")
-        records = read_results(
-            location,
-            run_id,
-            contract_name=contract.name,
-            version=version if isinstance(version, int) else None,
-            storage_options=storage_options,
+        records = store.read_run(
+            run_id, contract_name=contract.name, version=version if isinstance(version, int) else None
         )
-        quarantine_rows = count_run_rows(quarantine_table, run_id, warehouse=warehouse, storage_options=storage_options)
-        valid_rows = count_run_rows(valid_table, run_id, warehouse=warehouse, storage_options=storage_options)
+        quarantine_rows = store.count_run_rows(quarantine_table, run_id)
+        valid_rows = store.count_run_rows(valid_table, run_id)
     except (StoreError, ValueError) as exc:
         raise AirflowException(f"cannot read run {run_id} back from its Delta tables: {exc}") from None
     if not records:

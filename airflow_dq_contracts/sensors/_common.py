@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from airflow_dq_contracts.hooks.storage import check_access, check_location, get_storage_credentials
-from airflow_dq_contracts.store.delta_log import (
+from airflow_dq_contracts.store.tablemeta import (
     CompletenessQuery,
     CompletenessResult,
     DeltaMetadataError,

@@ -18,7 +18,7 @@ Delta tables
     * :func:`last_commit_time`: the timestamp of the latest commit (``inCommitTimestamp`` if set).
 
 Plain Parquet folders (no ``_delta_log``)
-    Read by :mod:`airflow_dq_contracts.store.parquet_dir`: Hive-style partition values from the paths,
+    Read by :mod:`airflow_dq_contracts.store.tablemeta.parquet_dir`: Hive-style partition values from the paths,
     a data column alone with pyarrow, the "commit" time as the newest file's mtime.
 
 Catalog names
@@ -29,7 +29,7 @@ Catalog names
 
 Every failure the user can cause is a :class:`DeltaMetadataError` (the store's
 :class:`~airflow_dq_contracts.store.delta.StoreError`) with a readable message; results and errors
-live in :mod:`airflow_dq_contracts.store.table_facts`. :class:`FreshnessQuery` and
+live in :mod:`airflow_dq_contracts.store.tablemeta.table_facts`. :class:`FreshnessQuery` and
 :class:`CompletenessQuery` are one sensor question each, as the sensor asks it and its trigger
 polls it.
 
@@ -65,8 +65,13 @@ from airflow_dq_contracts.store.delta import (
     resolve_location,
     table_exists,
 )
-from airflow_dq_contracts.store.parquet_dir import HIVE_NULL, hive_partition_values, list_parquet_files, parquet_newest
-from airflow_dq_contracts.store.table_facts import (
+from airflow_dq_contracts.store.tablemeta.parquet_dir import (
+    HIVE_NULL,
+    hive_partition_values,
+    list_parquet_files,
+    parquet_newest,
+)
+from airflow_dq_contracts.store.tablemeta.table_facts import (
     ColumnNotFoundError,
     ColumnTypeError,
     CompletenessResult,
