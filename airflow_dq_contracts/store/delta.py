@@ -4,8 +4,8 @@ Plain Python plus ``deltalake`` (imported lazily): the Airflow side (operator re
 triggers, report, history, registry) and the Spark driver's delta-rs fast paths all open tables
 through :func:`open_table`, so credentials (``storage_options``) and error wording are decided once.
 
-Locations (:func:`is_path`, :func:`resolve_location`, :class:`StoreError`…) are
-:mod:`airflow_dq_contracts.storage.locations`'s, re-exported here for the store's own modules.
+Locations (:func:`is_path`, ``resolve_location``, :class:`StoreError`…) are
+:mod:`airflow_dq_contracts.storage.locations`'s; ``is_path`` and ``StoreError`` are re-exported here.
 
 * :func:`table_exists` — whether a Delta log is there (an unreachable store counts as "no").
 * :func:`open_table` — a ``deltalake.DeltaTable`` or :class:`TableNotFoundError` /
@@ -19,8 +19,6 @@ Example::
 
     >>> is_path("/data/dq/results"), is_path("s3://bucket/dq/results"), is_path("dq.results")
     (True, True, False)
-    >>> resolve_location("silver.orders", "/wh")
-    '/wh/silver.db/orders'
 """
 
 from __future__ import annotations
@@ -29,18 +27,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_dq_contracts.storage.locations import (
-    WAREHOUSE_ENV,
-    StoreError,
-    is_path,
-    normalise_location,
-    resolve_location,
-    warehouse_table_path,
-)
+from airflow_dq_contracts.storage.locations import StoreError, is_path, normalise_location
 from airflow_dq_contracts.timeutil import from_epoch_micros
 
 __all__ = [
-    "WAREHOUSE_ENV",
     "StoreError",
     "TableNotFoundError",
     "access_refused",
@@ -48,12 +38,10 @@ __all__ = [
     "normalise_location",
     "open_table",
     "plain_rows",
-    "resolve_location",
     "scan_table",
     "sql_string",
     "stream_table",
     "table_exists",
-    "warehouse_table_path",
 ]
 
 

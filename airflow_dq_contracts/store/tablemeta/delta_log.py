@@ -57,14 +57,8 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_dq_contracts.contract.timeliness import age_hours, check_granularity, count_gaps
-from airflow_dq_contracts.store.delta import (
-    WAREHOUSE_ENV,
-    StoreError,
-    normalise_location,
-    open_table,
-    resolve_location,
-    table_exists,
-)
+from airflow_dq_contracts.storage.locations import WAREHOUSE_ENV, StoreError, normalise_location, resolve_location
+from airflow_dq_contracts.store.delta import open_table, table_exists
 from airflow_dq_contracts.store.tablemeta.parquet_dir import (
     HIVE_NULL,
     hive_partition_values,
