@@ -1,7 +1,7 @@
 """Old module paths of the package, kept importable for one release after the third wave's restructure.
 
 ``import airflow_dq_contracts.results_store`` still works and gives the module's new home
-(``airflow_dq_contracts.store.results_store``), with a ``DeprecationWarning`` naming it. Only whole
+(``airflow_dq_contracts.store.results.delta_store``), with a ``DeprecationWarning`` naming it. Only whole
 modules are aliased: code importing a module's private names was never supported.
 """
 
@@ -24,14 +24,32 @@ MOVED: dict[str, str] = {
     "airflow_dq_contracts.jars": "airflow_dq_contracts.runtime.jars",
     "airflow_dq_contracts.jvm_archive": "airflow_dq_contracts.runtime.jvm_archive",
     "airflow_dq_contracts.spark_config": "airflow_dq_contracts.runtime.spark_config",
-    "airflow_dq_contracts.results_store": "airflow_dq_contracts.store.results_store",
-    "airflow_dq_contracts.history": "airflow_dq_contracts.store.history",
-    "airflow_dq_contracts.registry": "airflow_dq_contracts.store.registry",
+    "airflow_dq_contracts.results_store": "airflow_dq_contracts.store.results.delta_store",
+    "airflow_dq_contracts.history": "airflow_dq_contracts.store.results.history",
+    "airflow_dq_contracts.registry": "airflow_dq_contracts.store.results.registry",
     "airflow_dq_contracts.engine.sinks": "airflow_dq_contracts.store.sinks",
-    "airflow_dq_contracts.engine.registry_sink": "airflow_dq_contracts.store.registry_sink",
-    "airflow_dq_contracts.engine.history": "airflow_dq_contracts.store.spark_history",
-    "airflow_dq_contracts.delta_metadata": "airflow_dq_contracts.store.delta_log",
+    "airflow_dq_contracts.engine.registry_sink": "airflow_dq_contracts.store.results.spark_registry",
+    "airflow_dq_contracts.engine.history": "airflow_dq_contracts.store.results.spark_history",
+    "airflow_dq_contracts.delta_metadata": "airflow_dq_contracts.store.tablemeta.delta_log",
     "airflow_dq_contracts.lineage": "airflow_dq_contracts.interop.lineage",
+    # fourth wave (#33): storage, credentials and locations in one plain package
+    "airflow_dq_contracts.runtime.storage": "airflow_dq_contracts.storage.s3",
+    "airflow_dq_contracts.runtime.connections": "airflow_dq_contracts.storage.connections",
+    "airflow_dq_contracts.store.catalog_names": "airflow_dq_contracts.storage.catalog_names",
+    # fourth wave (#33): the store split into results, sinks and table metadata
+    "airflow_dq_contracts.store.base": "airflow_dq_contracts.store.results.port",
+    "airflow_dq_contracts.store.results_store": "airflow_dq_contracts.store.results.delta_store",
+    "airflow_dq_contracts.store.history": "airflow_dq_contracts.store.results.history",
+    "airflow_dq_contracts.store.registry": "airflow_dq_contracts.store.results.registry",
+    "airflow_dq_contracts.store.delta_commits": "airflow_dq_contracts.store.results.driver_commits",
+    "airflow_dq_contracts.store.registry_sink": "airflow_dq_contracts.store.results.spark_registry",
+    "airflow_dq_contracts.store.spark_results": "airflow_dq_contracts.store.results.spark_writes",
+    "airflow_dq_contracts.store.spark_store": "airflow_dq_contracts.store.results.spark_store",
+    "airflow_dq_contracts.store.spark_history": "airflow_dq_contracts.store.results.spark_history",
+    "airflow_dq_contracts.store.spark_rows": "airflow_dq_contracts.store.sinks.spark_rows",
+    "airflow_dq_contracts.store.delta_log": "airflow_dq_contracts.store.tablemeta.delta_log",
+    "airflow_dq_contracts.store.table_facts": "airflow_dq_contracts.store.tablemeta.table_facts",
+    "airflow_dq_contracts.store.parquet_dir": "airflow_dq_contracts.store.tablemeta.parquet_dir",
 }
 
 

@@ -5,7 +5,7 @@ table with the fixed schema, partitioned by ``contract_name`` like the real one:
 contracts × ``--checks`` checks × ``--days`` daily runs (default 50 × 20 × 1000 = 1,000,000 rows),
 appended in ``--commits`` commits so each partition holds several files with their own statistics.
 Then, for one contract, it times exactly what the evaluator does before validating when the
-contract has baselines (``Evaluator._learn``): :func:`airflow_dq_contracts.store.history.read_history`
+contract has baselines (``Evaluator._learn``): :func:`airflow_dq_contracts.store.results.history.read_history`
 (partition + reference-time pruning), :func:`gated_runs`, and :func:`select_points` +
 :func:`judge` for every check. For comparison it also times an unpruned read of the contract's
 whole partition. The best of ``--repeat`` runs is reported (after one untimed warm-up).
@@ -30,7 +30,7 @@ if ROOT not in sys.path:
 
 from airflow_dq_contracts.contract.baseline import Baseline, gated_runs, judge, select_points  # noqa: E402
 from airflow_dq_contracts.results import RESULT_COLUMNS  # noqa: E402
-from airflow_dq_contracts.store.history import read_history  # noqa: E402
+from airflow_dq_contracts.store.results.history import read_history  # noqa: E402
 
 UTC = dt.timezone.utc
 START = dt.datetime(2022, 1, 1, tzinfo=UTC)

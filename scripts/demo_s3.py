@@ -24,7 +24,7 @@ from typing import Any
 
 from s3_server import S3Server
 
-from airflow_dq_contracts.runtime.storage import S3_ENV_NAMES
+from airflow_dq_contracts.storage.s3 import S3_ENV_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 CONN_ID = "dq_lake"

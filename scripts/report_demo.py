@@ -105,7 +105,7 @@ def write_demo_tables(
     from deltalake import write_deltalake
 
     from airflow_dq_contracts.results import RESULT_COLUMNS, VIOLATION_FIELDS, make_run_id
-    from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS, contract_text_hash
+    from airflow_dq_contracts.store.results.registry import REGISTRY_COLUMNS, contract_text_hash
 
     root = Path(folder)
     rng = random.Random(seed)

@@ -35,7 +35,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from airflow_dq_contracts.runtime.storage import S3Settings
+from airflow_dq_contracts.storage.s3 import S3Settings
 
 REGION = "us-east-1"
 #: ``weed mini``'s listening ports, each given a free one (none of its defaults is used).

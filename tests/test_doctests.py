@@ -34,7 +34,7 @@ def test_the_plain_python_modules_have_examples_that_run() -> None:
         "airflow_dq_contracts.contract.timeliness",
         "airflow_dq_contracts.contract.validators",
         "airflow_dq_contracts.runtime.jars",
-        "airflow_dq_contracts.runtime.storage",
+        "airflow_dq_contracts.storage.s3",
     ):
         attempted += doctest.testmod(importlib.import_module(name), verbose=False).attempted
     assert attempted >= 8  # the collection above is not silently empty

@@ -210,7 +210,7 @@ def test_dag_run_emits_complete_event_with_assertions_and_metrics(lineage_file, 
     dataset = event["inputs"][0]
 
     # One assertion per row of the results table for this run, in the run's order.
-    from airflow_dq_contracts.store.results_store import read_results
+    from airflow_dq_contracts.store.results.delta_store import read_results
 
     rows = read_results(str(results), summary["run_id"])
     # 15 written checks + one schema check per declared column (id, amount, status), all passing
@@ -273,7 +273,7 @@ def test_catalog_table_input_is_its_warehouse_location_with_a_symlink(tmp_path):
     op.record_lineage([{**run, "outputs": ["s3a://lake/dq/results", "silver.quarantine"]}], warehouse)
     lineage = op.get_openlineage_facets_on_complete(None)
     (dataset,) = lineage.inputs
-    from airflow_dq_contracts.store.delta_log import resolve_table_path
+    from airflow_dq_contracts.store.tablemeta.delta_log import resolve_table_path
 
     location = resolve_table_path("silver.orders", warehouse)
     assert (dataset.namespace, dataset.name) == ("file", location)

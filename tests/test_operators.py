@@ -383,7 +383,7 @@ def test_default_outputs_live_in_the_warehouse(monkeypatch, tmp_path):
         default_results_table,
         default_warehouse,
     )
-    from airflow_dq_contracts.store.delta import resolve_location
+    from airflow_dq_contracts.storage.locations import resolve_location
 
     monkeypatch.delenv("DQ_CONTRACTS_WAREHOUSE", raising=False)
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))

@@ -15,8 +15,13 @@ import pytest
 from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.engine.runner import run_contract
 from airflow_dq_contracts.report import build_report, load_report_data
-from airflow_dq_contracts.store.registry import contract_text_hash, read_registry, registry_row, registry_table_for
-from airflow_dq_contracts.store.registry_sink import write_registry
+from airflow_dq_contracts.store.results.registry import (
+    contract_text_hash,
+    read_registry,
+    registry_row,
+    registry_table_for,
+)
+from airflow_dq_contracts.store.results.spark_registry import write_registry
 
 pytestmark = pytest.mark.spark
 

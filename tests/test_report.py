@@ -186,5 +186,5 @@ def test_the_report_imports_neither_airflow_nor_pyspark_and_the_registry_sink_no
         f"from airflow_dq_contracts.report import build_report; build_report({demo.results!r}, 'orders')"
     )
     assert not loaded(report, "airflow") and not loaded(report, "pyspark") and loaded(report, "matplotlib")
-    sink = modules_after("import airflow_dq_contracts.store.registry_sink")
+    sink = modules_after("import airflow_dq_contracts.store.results.spark_registry")
     assert not loaded(sink, "airflow") and loaded(sink, "pyspark")

@@ -17,8 +17,9 @@ from s3_fixtures import S3Place
 from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.results import CheckResult
 from airflow_dq_contracts.runtime import jars
-from airflow_dq_contracts.store import delta_commits, registry
 from airflow_dq_contracts.store.delta import StoreError
+from airflow_dq_contracts.store.results import driver_commits as delta_commits
+from airflow_dq_contracts.store.results import registry
 
 UTC = dt.timezone.utc
 

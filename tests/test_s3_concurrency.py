@@ -128,7 +128,7 @@ def test_six_runs_append_to_one_new_s3_results_table_and_lose_nothing(s3: S3Plac
     assert tagged == sorted(f"run-{n}" for n in range(RUNS))
     assert table.metadata().partition_columns == ["contract_name"]
     # the registry beside it (also delta-rs's alone on S3) knows the contract
-    from airflow_dq_contracts.store import registry
+    from airflow_dq_contracts.store.results import registry
 
     registry_rows = (
         DeltaTable(registry.registry_table_for(results), storage_options=s3.settings.delta_options())

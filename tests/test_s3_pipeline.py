@@ -26,7 +26,7 @@ import pytest
 from pipeline_expectations import decision_by_hand, expected_day, interval, iso_z, orders_data
 from s3_fixtures import S3Place
 
-from airflow_dq_contracts.runtime.storage import S3_ENV_NAMES
+from airflow_dq_contracts.storage.s3 import S3_ENV_NAMES
 
 CONTRACT = Path(__file__).resolve().parent.parent / "dags_examples" / "contracts" / "orders.yaml"
 DAY = dt.date(2024, 5, 2)

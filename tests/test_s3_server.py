@@ -11,7 +11,7 @@ import concurrent.futures
 
 from s3_fixtures import S3Place, request
 
-from airflow_dq_contracts.runtime.storage import S3Settings
+from airflow_dq_contracts.storage.s3 import S3Settings
 
 
 def test_put_if_absent_on_an_existing_key_is_refused(s3: S3Place) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from airflow_dq_contracts.results import CheckResult
-from airflow_dq_contracts.store import results_store
+from airflow_dq_contracts.store.results import delta_store as results_store
 
 pytestmark = pytest.mark.spark
 
@@ -188,7 +188,7 @@ def test_results_schema_partitioning_and_read_back_by_spark_and_delta_rs(spark, 
     # The operator's side: a fresh interpreter reads the run back with no pyspark (and no JVM).
     script = (
         "import json, sys\n"
-        "from airflow_dq_contracts.store.results_store import read_results\n"
+        "from airflow_dq_contracts.store.results.delta_store import read_results\n"
         "checks = read_results(sys.argv[1], 'run-1')\n"
         "print(json.dumps({'pyspark': any(m.split('.')[0] == 'pyspark' for m in sys.modules),\n"
         "                  'checks': [c.to_dict() for c in checks]}))\n"
@@ -256,8 +256,8 @@ def test_same_run_twice_leaves_one_copy_and_other_runs_accumulate(spark, tmp_pat
 
 
 def test_spark_results_store_writes_replaces_and_reads_through_the_store_interface(spark, tmp_path):
-    from airflow_dq_contracts.store.base import ResultsStore
-    from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS
+    from airflow_dq_contracts.store.results.port import ResultsStore
+    from airflow_dq_contracts.store.results.registry import REGISTRY_COLUMNS
 
     sk = sinks()
     path = str(tmp_path / "dq_results")
@@ -303,9 +303,9 @@ def test_spark_results_store_writes_replaces_and_reads_through_the_store_interfa
 def test_delta_results_store_commits_new_runs_without_spark_and_leaves_retries_to_spark(spark, tmp_path):
     """The plain (delta-rs) store: a new run's append and a registry upsert need no Spark; a retry's
     replacement is Spark's to commit, so the plain store refuses it and writes nothing."""
-    from airflow_dq_contracts.store.base import ResultsStore
     from airflow_dq_contracts.store.delta import StoreError
-    from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS
+    from airflow_dq_contracts.store.results.port import ResultsStore
+    from airflow_dq_contracts.store.results.registry import REGISTRY_COLUMNS
 
     sk = sinks()
     path = str(tmp_path / "dq_results")
@@ -414,7 +414,7 @@ def test_table_name_target_in_the_default_database(spark):
 
 
 def test_spark_results_store_reads_catalog_tables_with_spark(spark):
-    from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS
+    from airflow_dq_contracts.store.results.registry import REGISTRY_COLUMNS
 
     sk = sinks()
     database = f"dq_store_{uuid.uuid4().hex[:8]}"

@@ -373,7 +373,8 @@ def test_a_results_table_without_evaluated_from_accepts_the_new_rows(spark, tmp_
     """A results table of the previous release (no ``evaluated_from``) is evolved by the next write; its
     old rows read the column as NULL (Spark and delta-rs), the new rows keep it."""
     from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
-    from airflow_dq_contracts.store import results_store, sinks
+    from airflow_dq_contracts.store import sinks
+    from airflow_dq_contracts.store.results import delta_store as results_store
 
     path = str(tmp_path / "results")
     previous = [(name, kind) for name, kind in RESULT_COLUMNS if name != "evaluated_from"]

@@ -30,9 +30,9 @@ from airflow_dq_contracts.hooks.storage import (
     get_storage_credentials,
     resolve_storage_options,
 )
-from airflow_dq_contracts.runtime import connections
-from airflow_dq_contracts.runtime.connections import credentials_from_connection
-from airflow_dq_contracts.runtime.storage import cli_storage_options, parse_storage_options, storage_environment
+from airflow_dq_contracts.storage import connections
+from airflow_dq_contracts.storage.connections import credentials_from_connection
+from airflow_dq_contracts.storage.s3 import cli_storage_options, parse_storage_options, storage_environment
 from airflow_dq_contracts.triggers.delta_metadata import DeltaFreshnessTrigger, aget_storage_credentials
 
 SECRET = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY"

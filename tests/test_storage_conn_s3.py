@@ -211,7 +211,7 @@ def test_cli_history_and_report_on_s3_with_storage_options_over_the_environment(
     from deltalake import write_deltalake
 
     from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
-    from airflow_dq_contracts.store.delta_commits import arrow_schema, result_row
+    from airflow_dq_contracts.store.results.driver_commits import arrow_schema, result_row
 
     results = s3.url("cli/dq_results")
     reference = dt.datetime(2024, 3, 1, tzinfo=UTC)

@@ -18,7 +18,8 @@ import pytest
 
 from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.engine.runner import run_contract
-from airflow_dq_contracts.store import results_store, sinks
+from airflow_dq_contracts.store import sinks
+from airflow_dq_contracts.store.results import delta_store as results_store
 
 pytestmark = pytest.mark.spark
 

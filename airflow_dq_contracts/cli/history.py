@@ -61,10 +61,9 @@ def _number(value: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """The ``history`` command; returns the exit code (never a traceback)."""
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
-    from airflow_dq_contracts.runtime.storage import cli_storage_options
-    from airflow_dq_contracts.store.delta import StoreError
-    from airflow_dq_contracts.store.history import REPORT_COLUMNS, check_histories
-    from airflow_dq_contracts.store.results_store import DeltaResultsStore
+    from airflow_dq_contracts.storage.locations import StoreError
+    from airflow_dq_contracts.storage.s3 import cli_storage_options
+    from airflow_dq_contracts.store.results import REPORT_COLUMNS, check_histories, open_results_store
 
     if args.days < 1:
         print("dq-contracts history: --days must be ≥ 1", file=sys.stderr)
@@ -85,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
         name = contract.name
         baselines = {c.check_id: c.baseline for c in contract.all_checks() if c.baseline is not None}
     try:
-        rows = DeltaResultsStore(args.results_table, storage_options=options).read_history(name, columns=REPORT_COLUMNS)
+        rows = open_results_store(args.results_table, storage_options=options).read_history(
+            name, columns=REPORT_COLUMNS
+        )
     except StoreError as exc:
         print(f"dq-contracts history: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -41,8 +41,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     """Build and write the report; one readable line on failure, never a traceback."""
     from airflow_dq_contracts.report import build_report, write_report
-    from airflow_dq_contracts.runtime.storage import cli_storage_options
-    from airflow_dq_contracts.store.delta import StoreError
+    from airflow_dq_contracts.storage.locations import StoreError
+    from airflow_dq_contracts.storage.s3 import cli_storage_options
 
     if args.days < 1:
         print("dq-contracts report: --days must be at least 1", file=sys.stderr)

@@ -84,7 +84,7 @@ def default_name(input_path: str | None, table: str | None) -> str:
 
 def delta_partition_columns(path: str) -> list[str]:
     """The partition columns in a Delta table's log (delta-rs), or [] when it is not a Delta table."""
-    from airflow_dq_contracts.store.delta import StoreError, open_table
+    from airflow_dq_contracts.store import StoreError, open_table
 
     try:
         table = open_table(path, what="input")

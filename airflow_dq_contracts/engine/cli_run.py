@@ -33,7 +33,7 @@ from airflow_dq_contracts.contract.model import Contract
 from airflow_dq_contracts.results import DECISION_GATE, ContractResult
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, parse_reference_override
 from airflow_dq_contracts.runtime.jars import JarResolutionError
-from airflow_dq_contracts.runtime.storage import mentions_s3, parse_storage_options, storage_environment
+from airflow_dq_contracts.storage.s3 import mentions_s3, parse_storage_options, storage_environment
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
 from .connect_session import (

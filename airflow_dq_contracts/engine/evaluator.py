@@ -56,7 +56,7 @@ from airflow_dq_contracts.results import (
     parse_time,
     utcnow,
 )
-from airflow_dq_contracts.store.spark_history import HistorySource, load_history
+from airflow_dq_contracts.store.sinks import HistorySource, load_history
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
 from .concurrency import pass_parallelism, run_concurrently

@@ -1,6 +1,6 @@
 """Row-level verdicts: ``_dq_violations`` on each row, from the checks that failed in a run's result.
 
-What the quarantine/valid split (:mod:`airflow_dq_contracts.store.spark_rows`) works on: the
+What the quarantine/valid split (:mod:`airflow_dq_contracts.store.sinks.spark_rows`) works on: the
 evaluator measures, this module says which rows broke what (DQX-style, an array column). Plain
 projections over the run's DataFrame, plus one window per failed ``duplicates`` check and the left
 join of a failed ``referential`` check's pass.

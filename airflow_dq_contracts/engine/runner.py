@@ -33,9 +33,8 @@ from airflow_dq_contracts.contract.model import Contract, Reference
 from airflow_dq_contracts.contract.sqltext import datafusion_literal, delta_path_table
 from airflow_dq_contracts.results import ContractResult, make_run_id
 from airflow_dq_contracts.runspec import DatasetSource, RunSpec, RunSpecError
-from airflow_dq_contracts.runtime.storage import S3Settings, is_s3, spark_location
-from airflow_dq_contracts.store import spark_remote
-from airflow_dq_contracts.store.delta import open_table
+from airflow_dq_contracts.storage.s3 import S3Settings, is_s3, spark_location
+from airflow_dq_contracts.store import open_table, spark_remote
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 from airflow_dq_contracts.timeutil import format_time, utcnow
 
@@ -353,7 +352,7 @@ def run_contract(
     pass the same id again to replace that run's rows in every table. Quarantine/valid rows are
     written before the results, so the results table never announces rows that are not there.
     With a results table, the contract version is also upserted into the registry beside it
-    (``dq_contracts``, see :mod:`airflow_dq_contracts.store.registry`); the spec's ``contract_text``
+    (``dq_contracts``, see :mod:`airflow_dq_contracts.store.results.registry`); the spec's ``contract_text``
     is what it records as the contract's text (default: the contract's file).
 
     Example::
@@ -523,7 +522,7 @@ def _write_rows(
 
 def _registry_row(contract: Contract, result: ContractResult, contract_text: str | None) -> dict[str, Any]:
     """The registry row of the run's contract version (its text, owner, SLA, tables and this run)."""
-    from airflow_dq_contracts.store.registry import contract_source_text, registry_row
+    from airflow_dq_contracts.store.results import contract_source_text, registry_row
 
     assert result.results_table is not None
     return registry_row(

@@ -11,7 +11,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from airflow_dq_contracts.runtime import jars, jvm_archive, spark_config, storage
+from airflow_dq_contracts.runtime import jars, jvm_archive, spark_config
+from airflow_dq_contracts.storage import s3 as storage
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def get_spark(
     :class:`~airflow_dq_contracts.runtime.jars.JarResolutionError` when that fails). With ``s3`` (a
     location of the run is on S3) the ``s3a`` filesystem's jars join them
     (:func:`~airflow_dq_contracts.runtime.jars.s3_jars`) and the settings of the standard AWS_*
-    environment (:meth:`~airflow_dq_contracts.runtime.storage.S3Settings.spark_conf`: endpoint, addressing,
+    environment (:meth:`~airflow_dq_contracts.storage.s3.S3Settings.spark_conf`: endpoint, addressing,
     region — the keys stay in the environment, where the AWS SDK reads them) go under the user's ``conf``.
 
     Example::

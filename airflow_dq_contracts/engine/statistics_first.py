@@ -70,9 +70,8 @@ from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.model import Check
 from airflow_dq_contracts.contract.sqltext import datafusion_literal
-from airflow_dq_contracts.store.delta import open_table
-from airflow_dq_contracts.store.delta_log import add_actions, query_column, query_extreme
-from airflow_dq_contracts.store.table_facts import epoch_micros
+from airflow_dq_contracts.store import open_table
+from airflow_dq_contracts.store.tablemeta import add_actions, epoch_micros, query_column, query_extreme
 from airflow_dq_contracts.timeutil import EPOCH, from_epoch_micros, to_epoch_micros
 
 from .metrics import MeasureContext, Measurement, Metric

@@ -62,7 +62,7 @@ from airflow_dq_contracts.jobs.bundle import CACHE_ENV, JobBundle, build_job_bun
 from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.runtime import jars as jar_resolution
 from airflow_dq_contracts.runtime import jvm_archive, spark_config
-from airflow_dq_contracts.runtime.connections import StorageCredentials
+from airflow_dq_contracts.storage.connections import StorageCredentials
 from airflow_dq_contracts.version_compat import CONNECTION_NOT_FOUND, AirflowException
 
 #: What a process that opened a Spark Connect session (PySpark sets ``SPARK_CONNECT_MODE_ENABLED`` in its

@@ -1,7 +1,7 @@
 """``storage_conn_id``: look a storage connection up, map it, mask its secrets — the Airflow side of credentials.
 
 The mapping from a connection's fields to each consumer's vocabulary (delta-rs options, the job's
-environment, Spark conf without secrets) is plain Python in :mod:`airflow_dq_contracts.runtime.connections`
+environment, Spark conf without secrets) is plain Python in :mod:`airflow_dq_contracts.storage.connections`
 (the connection types and their fields are documented there). This module adds what needs Airflow:
 the lookup (any secrets backend, ``AIRFLOW_CONN_*``), Airflow's secrets masker over every secret, and
 an error that fails the task at once, naming the connection. The Amazon, Google and Azure providers
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from airflow_dq_contracts.runtime import connections
-from airflow_dq_contracts.runtime.connections import StorageCredentials, credentials_from_connection
-from airflow_dq_contracts.store.delta import access_refused
+from airflow_dq_contracts.storage import connections
+from airflow_dq_contracts.storage.connections import StorageCredentials, credentials_from_connection
+from airflow_dq_contracts.store import access_refused
 from airflow_dq_contracts.version_compat import AirflowFailException, BaseHook, mask_secret
 
 

@@ -43,8 +43,8 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from airflow_dq_contracts.hooks.storage import StorageConnectionError, resolve_storage_options
-from airflow_dq_contracts.store.delta import StoreError, is_path
-from airflow_dq_contracts.store.results_store import DeltaResultsStore
+from airflow_dq_contracts.storage.locations import StoreError, is_path
+from airflow_dq_contracts.store.results import TableLocation, open_results_store
 from airflow_dq_contracts.version_compat import BaseNotifier
 
 __all__ = ["ContractAlertNotifier", "format_alert"]
@@ -139,7 +139,7 @@ def _registry_row(summary: dict[str, Any], storage_options: dict[str, str] | Non
     if not is_path(results_table):
         return None
     try:
-        store = DeltaResultsStore(results_table, storage_options=storage_options)
+        store = open_results_store(TableLocation.resolve(results_table, storage_options=storage_options))
         return store.read_registry(contract["name"], contract.get("version"))
     except StoreError:
         return None

@@ -57,7 +57,7 @@ from airflow_dq_contracts.results import (
     STATUS_FAILED,
     STATUS_PASSED,
 )
-from airflow_dq_contracts.store.delta import StoreError, is_path, resolve_location
+from airflow_dq_contracts.storage.locations import StoreError, is_path, resolve_location
 from airflow_dq_contracts.version_compat import Asset, AssetAlias, BaseOperator, Context
 
 #: Our key in an asset event's ``extra``.

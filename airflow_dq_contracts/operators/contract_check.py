@@ -63,7 +63,6 @@ import datetime as dt
 import functools
 import json
 import os
-import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,10 +83,17 @@ from airflow_dq_contracts.operators.contract_suite import check_suite_arguments,
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
 from airflow_dq_contracts.results import DECISION_GATE, CheckResult, ContractResult, make_run_id
 from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, normalise_reference_time
-from airflow_dq_contracts.runtime.storage import mentions_s3, needs_s3
-from airflow_dq_contracts.store import catalog_names
-from airflow_dq_contracts.store.delta import StoreError, is_path, resolve_location
-from airflow_dq_contracts.store.results_store import count_run_rows, read_results
+from airflow_dq_contracts.storage import catalog_names
+from airflow_dq_contracts.storage.locations import StoreError, TableLocation, is_path, resolve_location
+from airflow_dq_contracts.storage.naming import (
+    default_quarantine_table,
+    default_report_folder,
+    default_results_table,
+    default_warehouse,
+    report_location,
+)
+from airflow_dq_contracts.storage.s3 import mentions_s3, needs_s3
+from airflow_dq_contracts.store.results import open_results_store
 from airflow_dq_contracts.timeutil import format_time, parse_time, utcnow
 from airflow_dq_contracts.version_compat import (
     AirflowException,
@@ -96,61 +102,7 @@ from airflow_dq_contracts.version_compat import (
     Context,
 )
 
-WAREHOUSE_ENV = "DQ_CONTRACTS_WAREHOUSE"
-RESULTS_TABLE_NAME = "dq_results"
-QUARANTINE_FOLDER = "dq_quarantine"
-REPORT_FOLDER = "dq_reports"
-_SLUG = re.compile(r"[^a-z0-9]+")
-
-
 # --------------------------------------------------------------------------------------- outputs
-
-
-def default_warehouse() -> str:
-    """``$DQ_CONTRACTS_WAREHOUSE``, else ``$AIRFLOW_HOME/dq_warehouse`` (``~/airflow`` when unset).
-
-    Example: with ``DQ_CONTRACTS_WAREHOUSE=/data/wh`` → ``'/data/wh'``; with only
-    ``AIRFLOW_HOME=/opt/airflow`` → ``'/opt/airflow/dq_warehouse'``.
-    """
-    configured = os.environ.get(WAREHOUSE_ENV)
-    if configured:
-        return configured
-    home = os.environ.get("AIRFLOW_HOME") or os.path.join(os.path.expanduser("~"), "airflow")
-    return os.path.join(home, "dq_warehouse")
-
-
-def default_results_table(warehouse: str) -> str:
-    """``<warehouse>/dq_results`` — one results table for every contract (it is partitioned by contract)."""
-    return _join(warehouse, RESULTS_TABLE_NAME)
-
-
-def default_quarantine_table(warehouse: str, contract_name: str) -> str:
-    """``<warehouse>/dq_quarantine/<contract>`` — one per contract: it carries the dataset's columns.
-
-    >>> default_quarantine_table("/wh", "Orders v2")
-    '/wh/dq_quarantine/orders_v2'
-    """
-    return _join(warehouse, QUARANTINE_FOLDER, _SLUG.sub("_", contract_name.lower()).strip("_") or "contract")
-
-
-def report_location(folder: str, contract_name: str, run_id: str, base_url: str | None = None) -> tuple[str, str]:
-    """(where the report is written, the URL the extra link shows) for one run.
-
-    >>> report_location("/wh/dq_reports", "Orders", "dq-1")
-    ('/wh/dq_reports/orders/dq-1.html', 'file:///wh/dq_reports/orders/dq-1.html')
-    >>> report_location("s3://b/r", "orders", "dq-1", "https://dq.example.com/r/")[1]
-    'https://dq.example.com/r/orders/dq-1.html'
-    """
-    slug = _SLUG.sub("_", contract_name.lower()).strip("_") or "contract"
-    path = _join(os.path.expanduser(folder), slug, f"{run_id}.html")
-    if base_url:
-        return path, f"{base_url.rstrip('/')}/{slug}/{run_id}.html"
-    return path, (path if "://" in path else Path(os.path.abspath(path)).as_uri())
-
-
-def _join(base: str, *parts: str) -> str:
-    # URIs (s3a://…) are joined with "/" whatever the local OS says.
-    return "/".join([base.rstrip("/"), *parts]) if "://" in base else os.path.join(base, *parts)
 
 
 def warm_read_back() -> None:
@@ -189,24 +141,22 @@ def collect_summary(
     ``reported`` is the job's own completion payload (client mode); it is cross-checked against
     the table, never trusted instead of it: a mismatch means rows were lost or duplicated.
     Catalog names resolve where the job's catalog put them (``reported["locations"]``, recorded in the
-    warehouse for the sensors and the report: :mod:`airflow_dq_contracts.store.catalog_names`).
+    warehouse for the sensors and the report: :mod:`airflow_dq_contracts.storage.catalog_names`).
     """
     locations = dict((reported or {}).get("locations") or {})
     for name, where in locations.items():
         catalog_names.record(warehouse, name, where)
     try:
-        location = resolve_location(results_table, warehouse)
+        store = open_results_store(
+            TableLocation.resolve(results_table, warehouse, storage_options=storage_options), warehouse=warehouse
+        )
         # The job's report names its results commit: read that one commit, not the whole history.
         version = (reported or {}).get("results_version")
-        records = read_results(
-            location,
-            run_id,
-            contract_name=contract.name,
-            version=version if isinstance(version, int) else None,
-            storage_options=storage_options,
+        records = store.read_run(
+            run_id, contract_name=contract.name, version=version if isinstance(version, int) else None
         )
-        quarantine_rows = count_run_rows(quarantine_table, run_id, warehouse=warehouse, storage_options=storage_options)
-        valid_rows = count_run_rows(valid_table, run_id, warehouse=warehouse, storage_options=storage_options)
+        quarantine_rows = store.count_run_rows(quarantine_table, run_id)
+        valid_rows = store.count_run_rows(valid_table, run_id)
     except (StoreError, ValueError) as exc:
         raise AirflowException(f"cannot read run {run_id} back from its Delta tables: {exc}") from None
     if not records:
@@ -692,7 +642,7 @@ class ContractCheckOperator(ContractAssetsMixin, BaseOperator):
         """Write the run's HTML report; push and return its URL (None, logged, if it could not be written)."""
         from airflow_dq_contracts.report import build_report, write_report
 
-        folder = self.report_folder or _join(warehouse, REPORT_FOLDER)
+        folder = self.report_folder or default_report_folder(warehouse)
         path, url = report_location(folder, summary["contract"]["name"], summary["run_id"], self.report_base_url)
         quarantine = (summary.get("quarantine") or {}).get("table")
         try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from airflow_dq_contracts.runtime.storage import arrow_s3_filesystem, is_s3
+from airflow_dq_contracts.storage.s3 import arrow_s3_filesystem, is_s3
 
 from .data import ReportData, ReportDataError, load_report_data
 from .html import render_report

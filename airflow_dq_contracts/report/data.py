@@ -19,25 +19,17 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_dq_contracts.results import QUARANTINE_RUN_ID, QUARANTINE_VIOLATIONS, CheckResult, ContractResult
-from airflow_dq_contracts.store.delta import (
-    StoreError,
-    open_table,
-    resolve_location,
-    scan_table,
-    sql_string,
-    stream_table,
-)
-from airflow_dq_contracts.store.results_store import DeltaResultsStore
+from airflow_dq_contracts.results import CheckResult, ContractResult
+from airflow_dq_contracts.storage.locations import StoreError, TableLocation
+from airflow_dq_contracts.store.results import open_results_store
 
 __all__ = ["CheckHistory", "ReportData", "ReportDataError", "load_report_data"]
 
 #: Most recent points drawn per trend chart: a 230-pixel chart shows no more, and every point
 #: costs SVG bytes and drawing time.
 MAX_POINTS = 200
-#: Quarantined rows shown per failed row-level check, and rows read at most to find them.
+#: Quarantined rows shown per failed row-level check.
 SAMPLE_ROWS = 20
-SAMPLE_SCAN_LIMIT = 5000
 
 _HISTORY_COLUMNS = ["run_id", "check_id", "metric_value", "status", "evaluated_at"]
 _OPTIONAL_HISTORY_COLUMNS = ["reference_time", "expected_min", "expected_max"]
@@ -136,36 +128,8 @@ def _history(history: Any, run: list[CheckResult], days: int) -> dict[str, Check
     return out
 
 
-def _samples(
-    location: str, run_id: str, wanted: list[str], storage_options: Mapping[str, str] | None, limit: int
-) -> tuple[dict[str, list[dict[str, Any]]], list[str], int]:
-    """(rows per check id, column names, rows of the run) from the quarantine table, reading a bounded prefix."""
-    table = open_table(location, storage_options=storage_options, what="quarantine")
-    predicate = f"{QUARANTINE_RUN_ID} = {sql_string(run_id)}"
-    total = int(scan_table(table, location, "quarantine", [QUARANTINE_RUN_ID], predicate).num_rows)
-    samples: dict[str, list[dict[str, Any]]] = {check_id: [] for check_id in wanted}
-    columns: list[str] = []
-    if not wanted or total == 0:
-        return samples, columns, total
-    reader = stream_table(table, location, "quarantine", None, predicate)
-    seen = 0
-    for batch in reader:
-        columns = [c for c in batch.schema.names if not c.startswith("_dq_")]
-        batch = batch.slice(0, max(0, SAMPLE_SCAN_LIMIT - seen))
-        seen += batch.num_rows
-        # Python objects only for this bounded prefix of the run's quarantined rows.
-        for row in batch.to_pylist():
-            broken = {(v or {}).get("check_id") for v in (row.get(QUARANTINE_VIOLATIONS) or [])}
-            for check_id in wanted:
-                if check_id in broken and len(samples[check_id]) < limit:
-                    samples[check_id].append({c: row.get(c) for c in columns})
-        if seen >= SAMPLE_SCAN_LIMIT or all(len(s) >= limit for s in samples.values()):
-            break
-    return samples, columns, total
-
-
 def load_report_data(
-    results_table: str,
+    results_table: TableLocation | str,
     contract_name: str,
     *,
     run_id: str | None = None,
@@ -178,7 +142,7 @@ def load_report_data(
 
     ``quarantine_table`` defaults to the one the registry recorded for the contract version.
     Raises :class:`ReportDataError` when the contract or run has no results,
-    :class:`~airflow_dq_contracts.store.delta.StoreError` when a table cannot be read.
+    :class:`~airflow_dq_contracts.storage.locations.StoreError` when a table cannot be read.
 
     Example::
 
@@ -186,40 +150,30 @@ def load_report_data(
     """
     if days < 1:
         raise ValueError(f"days must be >= 1, got {days}")
-    store = DeltaResultsStore(results_table, storage_options=storage_options)
-    location = store.location
+    where = TableLocation.of(results_table, storage_options=storage_options)
+    location = where.uri
+    store = open_results_store(where)
     history = _plain_strings(store.read_history_table(contract_name, _HISTORY_COLUMNS, _OPTIONAL_HISTORY_COLUMNS))
     if history.num_rows == 0:
         raise ReportDataError(f"results table {location!r} has no results for contract {contract_name!r}")
     run_id = run_id or _latest_run(history)
-    records = store.read_run(run_id, contract_name=contract_name)
-    if not records:
+    found = store.read_run_result(run_id, contract_name=contract_name)
+    if found is None:
         raise ReportDataError(f"results table {location!r} has no run {run_id!r} of contract {contract_name!r}")
+    records = found.checks
 
-    registry = store.read_registry(contract_name, records[0].contract_version)
+    registry = store.read_registry(contract_name, found.contract_version)
     quarantine_table = quarantine_table or (registry or {}).get("quarantine_table")
     failed_row_checks = [r.check_id for r in records if r.status != "passed" and (r.failed_rows or 0) > 0]
     samples: dict[str, list[dict[str, Any]]] = {}
     sample_columns: list[str] = []
     quarantine_rows: int | None = None
     if quarantine_table:
-        samples, sample_columns, quarantine_rows = _samples(
-            resolve_location(quarantine_table), run_id, failed_row_checks, storage_options, sample_rows
+        samples, sample_columns, quarantine_rows = store.quarantine_samples(
+            quarantine_table, run_id, failed_row_checks, sample_rows
         )
-
-    unfiltered = [r.row_count for r in records if not r.filter] or [r.row_count for r in records]
-    result = ContractResult(
-        run_id=run_id,
-        contract_name=contract_name,
-        contract_version=records[0].contract_version,
-        dataset=records[0].dataset,
-        row_count=max(unfiltered),
-        checks=records,
-        started_at=min(r.evaluated_at for r in records),
-        finished_at=max(r.evaluated_at for r in records),
-        results_table=results_table,
-        quarantine_table=quarantine_table,
-        quarantine_rows=quarantine_rows,
+    result = dataclasses.replace(
+        found, results_table=where.target, quarantine_table=quarantine_table, quarantine_rows=quarantine_rows
     )
     return ReportData(
         result=result,

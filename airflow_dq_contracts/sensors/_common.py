@@ -12,7 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from airflow_dq_contracts.hooks.storage import check_access, check_location, get_storage_credentials
-from airflow_dq_contracts.store.delta_log import DeltaMetadataError, TableNotFoundError, resolve_table_path
+from airflow_dq_contracts.store.tablemeta import (
+    DeltaMetadataError,
+    TableNotFoundError,
+    resolve_table_path,
+)
 from airflow_dq_contracts.timeutil import TimeValueError, format_time, to_utc, utcnow
 from airflow_dq_contracts.triggers.delta_metadata import MetadataPollTrigger, MetadataQuery, MetadataResult
 from airflow_dq_contracts.version_compat import (
@@ -65,7 +69,7 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
     contract's dataset.
 
     Credentials for object storage: ``storage_conn_id`` names an Airflow connection (``aws``,
-    ``google_cloud_platform``, ``wasb``/``adls``; fields: :mod:`airflow_dq_contracts.runtime.connections`)
+    ``google_cloud_platform``, ``wasb``/``adls``; fields: :mod:`airflow_dq_contracts.storage.connections`)
     — the way to give them: looked up in the worker (or, deferred, in the triggerer), its secrets
     masked, never in the DAG file nor the trigger table. ``storage_options`` (a raw delta-rs dict)
     still works and overrides the connection's keys, but it sits in the DAG file and, deferred, in

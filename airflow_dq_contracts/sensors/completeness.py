@@ -12,7 +12,7 @@ from airflow_dq_contracts.sensors._common import (
     pick,
     reference_text,
 )
-from airflow_dq_contracts.store.delta_log import CompletenessQuery
+from airflow_dq_contracts.store.tablemeta import CompletenessQuery
 from airflow_dq_contracts.triggers.delta_metadata import DeltaCompletenessTrigger
 from airflow_dq_contracts.version_compat import AirflowFailException
 

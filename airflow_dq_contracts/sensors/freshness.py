@@ -12,7 +12,7 @@ from airflow_dq_contracts.sensors._common import (
     pick,
     reference_text,
 )
-from airflow_dq_contracts.store.delta_log import FreshnessQuery
+from airflow_dq_contracts.store.tablemeta import FreshnessQuery
 from airflow_dq_contracts.triggers.delta_metadata import DeltaFreshnessTrigger
 from airflow_dq_contracts.version_compat import AirflowFailException
 
@@ -24,7 +24,7 @@ class FreshnessSensor(DeltaMetadataSensorBase):
 
     ``age_hours = (reference_time − newest) / 3600 s`` where ``newest`` is ``max`` (or, with
     ``aggregation="min"``, ``min``) of ``timestamp_column``, read from Delta statistics without a
-    JVM or a full scan (see :mod:`airflow_dq_contracts.store.delta_log`). ``measure="commit"``
+    JVM or a full scan (see :mod:`airflow_dq_contracts.store.tablemeta.delta_log`). ``measure="commit"``
     measures the age of the table's last commit instead. ``reference_time`` (templated) defaults
     to the time of each poke; e.g. ``"{{ data_interval_end }}"`` pins it to the run's interval.
     Naive timestamps are UTC. An empty table is not fresh.

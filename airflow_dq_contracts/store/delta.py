@@ -4,10 +4,9 @@ Plain Python plus ``deltalake`` (imported lazily): the Airflow side (operator re
 triggers, report, history, registry) and the Spark driver's delta-rs fast paths all open tables
 through :func:`open_table`, so credentials (``storage_options``) and error wording are decided once.
 
-* :func:`is_path` — a path or URI, as opposed to a catalog table name.
-* :func:`normalise_location` — ``~`` expanded, ``file:`` URIs made paths, relative paths absolute.
-* :func:`resolve_location` — a target (path or table name) → the location delta-rs reads, using the
-  warehouse layout for names.
+Locations (:func:`is_path`, ``resolve_location``, :class:`StoreError`…) are
+:mod:`airflow_dq_contracts.storage.locations`'s; ``is_path`` and ``StoreError`` are re-exported here.
+
 * :func:`table_exists` — whether a Delta log is there (an unreachable store counts as "no").
 * :func:`open_table` — a ``deltalake.DeltaTable`` or :class:`TableNotFoundError` /
   :class:`StoreError` with a one-line reason naming the location.
@@ -20,26 +19,18 @@ Example::
 
     >>> is_path("/data/dq/results"), is_path("s3://bucket/dq/results"), is_path("dq.results")
     (True, True, False)
-    >>> resolve_location("silver.orders", "/wh")
-    '/wh/silver.db/orders'
 """
 
 from __future__ import annotations
 
-import os
 import re
-import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_dq_contracts.store import catalog_names
+from airflow_dq_contracts.storage.locations import StoreError, is_path, normalise_location
 from airflow_dq_contracts.timeutil import from_epoch_micros
 
-#: Where catalog table names are looked up when no warehouse is given (Spark's warehouse layout).
-WAREHOUSE_ENV = "DQ_CONTRACTS_WAREHOUSE"
-
 __all__ = [
-    "WAREHOUSE_ENV",
     "StoreError",
     "TableNotFoundError",
     "access_refused",
@@ -47,46 +38,15 @@ __all__ = [
     "normalise_location",
     "open_table",
     "plain_rows",
-    "resolve_location",
     "scan_table",
     "sql_string",
     "stream_table",
     "table_exists",
-    "warehouse_table_path",
 ]
-
-
-class StoreError(Exception):
-    """A table of the store cannot be opened or read (not Delta, unreachable, wrong schema, a bad name).
-
-    ``location`` (also readable as ``path``) is the table concerned, when there is one.
-    """
-
-    def __init__(self, message: str, location: str | None = None) -> None:
-        super().__init__(message)
-        self.location = location
-
-    @property
-    def path(self) -> str | None:
-        """The table concerned (the name the metadata readers have always used)."""
-        return self.location
 
 
 class TableNotFoundError(StoreError):
     """No Delta table at the location (no transaction log there)."""
-
-
-def is_path(target: str) -> bool:
-    """True when ``target`` is a filesystem path or URI, False for a catalog table name.
-
-    A target containing ``/``, ``\\`` or ``://``, or starting with ``.`` or ``~``, is a path;
-    anything else (``results``, ``dq.results``, ``main.dq.results``) is a table name.
-
-    >>> [is_path(t) for t in ("/tmp/r", "./r", "~/r", "C:\\\\r", "s3a://b/r", "dq.results")]
-    [True, True, True, True, True, False]
-    """
-    text = target.strip()
-    return "/" in text or "\\" in text or "://" in text or text.startswith((".", "~"))
 
 
 def sql_string(value: str) -> str:
@@ -96,64 +56,6 @@ def sql_string(value: str) -> str:
     "'it''s'"
     """
     return "'" + value.replace("'", "''") + "'"
-
-
-def normalise_location(location: str) -> str:
-    """A URI stays as it is (without a trailing ``/``); a local path is made absolute, ``~`` and ``file:`` resolved.
-
-    >>> normalise_location("s3://b/t/"), normalise_location("file:///tmp/t")
-    ('s3://b/t', '/tmp/t')
-    """
-    text = os.fspath(location).strip()
-    if "://" in text and not text.startswith("file:"):
-        return text.rstrip("/")
-    if text.startswith("file:"):
-        text = urllib.parse.urlparse(text).path
-    return os.path.abspath(os.path.expanduser(text))
-
-
-def warehouse_table_path(table: str, warehouse: str | None = None) -> str:
-    """Path of a catalog table in Spark's default warehouse layout.
-
-    ``db.table`` → ``<warehouse>/<db>.db/<table>``; ``table`` or ``default.table`` →
-    ``<warehouse>/<table>``; a leading ``spark_catalog.`` is dropped. Names are lower-cased, as
-    Spark's session catalog stores them. ``warehouse`` defaults to ``$DQ_CONTRACTS_WAREHOUSE``.
-
-    >>> warehouse_table_path("Silver.Orders", "/data/warehouse")
-    '/data/warehouse/silver.db/orders'
-    >>> warehouse_table_path("orders", "s3://lake/wh/")
-    's3://lake/wh/orders'
-    """
-    base = warehouse or os.environ.get(WAREHOUSE_ENV)
-    if not base:
-        raise StoreError(
-            f"table {table!r} needs a warehouse folder to be found: pass warehouse=... "
-            f"or set ${WAREHOUSE_ENV} (or give a path instead of a table name)"
-        )
-    parts = [p.strip().strip("`").lower() for p in str(table).split(".")]
-    if len(parts) == 3 and parts[0] == "spark_catalog":
-        parts = parts[1:]
-    if not parts or any(not p for p in parts) or len(parts) > 2:
-        raise StoreError(f"table {table!r} is not a table name of the form 'table' or 'database.table'")
-    base = base.rstrip("/")
-    if len(parts) == 1 or parts[0] == "default":
-        return f"{base}/{parts[-1]}"
-    return f"{base}/{parts[0]}.db/{parts[1]}"
-
-
-def resolve_location(target: str, warehouse: str | None = None) -> str:
-    """Where delta-rs reads ``target``: the path itself (``~`` expanded), or a table name — where a job found it
-    in its catalog (:mod:`~airflow_dq_contracts.store.catalog_names`), else in the warehouse layout.
-
-    >>> resolve_location("/wh/dq_results"), resolve_location("dq.results", "/wh")
-    ('/wh/dq_results', '/wh/dq.db/results')
-    """
-    if is_path(target):
-        text = target.strip()
-        return text if "://" in text else os.path.expanduser(text)
-    # Where the job's catalog put the table, when a job recorded it (store/catalog_names.py).
-    recorded = catalog_names.lookup(warehouse or os.environ.get(WAREHOUSE_ENV), target)
-    return recorded or warehouse_table_path(target, warehouse)
 
 
 def table_exists(location: str, storage_options: Mapping[str, str] | None = None) -> bool:

@@ -44,10 +44,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from airflow_dq_contracts.runtime.storage import spark_location
-from airflow_dq_contracts.store import delta_commits, spark_remote
+from airflow_dq_contracts.storage.s3 import spark_location
+from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.commit_lock import local_commit_lock
 from airflow_dq_contracts.store.delta import StoreError, is_path
+from airflow_dq_contracts.store.results import driver_commits as delta_commits
 
 __all__ = [
     "CONFLICT_MARKERS",

@@ -7,7 +7,7 @@ the table's metadata every ``poke_interval`` seconds and fires one event when th
 waits on storage.
 
 Restart-safe: everything a trigger needs is in its serialised keyword arguments (plain JSON
-types: the fields of its query, :class:`~airflow_dq_contracts.store.delta_log.FreshnessQuery` or
+types: the fields of its query, :class:`~airflow_dq_contracts.store.tablemeta.delta_log.FreshnessQuery` or
 ``CompletenessQuery``, plus the polling settings); it keeps no state between polls. A reference time left as ``None`` means "now" at each
 poll; an explicit one is an ISO-8601 string. The deadline is an absolute time (``end_time``,
 ISO-8601, computed once when the sensor first defers), so a triggerer restart neither resets nor
@@ -38,19 +38,19 @@ import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
-from airflow_dq_contracts.runtime.connections import (
+from airflow_dq_contracts.storage.connections import (
     StorageConnectionError,
     StorageCredentials,
     credentials_from_connection,
 )
-from airflow_dq_contracts.store.delta import access_refused
-from airflow_dq_contracts.store.delta_log import (
+from airflow_dq_contracts.store.tablemeta import (
     CompletenessQuery,
     CompletenessResult,
     DeltaMetadataError,
     FreshnessQuery,
     FreshnessResult,
     TableNotFoundError,
+    access_refused,
 )
 from airflow_dq_contracts.timeutil import to_utc, utcnow
 from airflow_dq_contracts.version_compat import BaseTrigger, TriggerEvent, aget_connection, mask_secret
@@ -85,7 +85,7 @@ class MetadataPollTrigger(BaseTrigger):
     """Shared polling loop: evaluate the query, log, fire on success or on a permanent error.
 
     The keyword arguments besides the three polling ones are the query's fields
-    (:class:`~airflow_dq_contracts.store.delta_log.FreshnessQuery` or ``CompletenessQuery``): the
+    (:class:`~airflow_dq_contracts.store.tablemeta.delta_log.FreshnessQuery` or ``CompletenessQuery``): the
     query is the one statement of them, and :meth:`serialize` writes them back as they came.
     """
 
@@ -223,7 +223,7 @@ class MetadataPollTrigger(BaseTrigger):
 
 
 class DeltaFreshnessTrigger(MetadataPollTrigger):
-    """Fires when a table is fresh (keyword arguments: :class:`~airflow_dq_contracts.store.delta_log.FreshnessQuery`).
+    """Fires when a table is fresh (keyword arguments: :class:`~airflow_dq_contracts.store.tablemeta.delta_log.FreshnessQuery`).
 
     Example::
 
@@ -236,7 +236,7 @@ class DeltaFreshnessTrigger(MetadataPollTrigger):
 
 
 class DeltaCompletenessTrigger(MetadataPollTrigger):
-    """Fires when no partition is missing (keyword arguments: :class:`~airflow_dq_contracts.store.delta_log.CompletenessQuery`).
+    """Fires when no partition is missing (keyword arguments: :class:`~airflow_dq_contracts.store.tablemeta.delta_log.CompletenessQuery`).
 
     Example::
 

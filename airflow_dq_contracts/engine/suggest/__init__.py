@@ -27,8 +27,8 @@ from pyspark.sql import DataFrame
 from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.contract.baseline import HISTORY_COLUMNS, gated_runs
 from airflow_dq_contracts.contract.model import Contract
-from airflow_dq_contracts.store.delta import is_path
-from airflow_dq_contracts.store.history import read_history
+from airflow_dq_contracts.storage.locations import is_path
+from airflow_dq_contracts.store.results import TableLocation, open_results_store
 from airflow_dq_contracts.timeutil import to_utc
 
 from .model import ColumnProfile, Profile
@@ -66,7 +66,8 @@ def volume_history(
     since = reference_time - dt.timedelta(days=lookback_days)
     columns = (*HISTORY_COLUMNS, "check_name", "check_type")
     if is_path(results_table):
-        rows = read_history(results_table, contract_name, since=since, until=reference_time, columns=columns)
+        store = open_results_store(TableLocation.resolve(results_table))
+        rows = store.read_history(contract_name, since=since, until=reference_time, columns=columns)
     else:
         if spark is None or not spark.catalog.tableExists(results_table):
             return []

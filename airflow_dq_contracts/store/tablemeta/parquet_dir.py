@@ -24,8 +24,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from airflow_dq_contracts.runtime.storage import arrow_s3_filesystem, is_s3
-from airflow_dq_contracts.store.table_facts import (
+from airflow_dq_contracts.storage.s3 import arrow_s3_filesystem, is_s3
+from airflow_dq_contracts.store.tablemeta.table_facts import (
     ColumnTypeError,
     DeltaMetadataError,
     Measurement,

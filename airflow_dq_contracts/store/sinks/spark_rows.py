@@ -50,7 +50,8 @@ from airflow_dq_contracts.results import (
     VALID_FLAGS,
     VIOLATION_FIELDS,
 )
-from airflow_dq_contracts.store import delta_commits, spark_remote
+from airflow_dq_contracts.store import spark_remote
+from airflow_dq_contracts.store.results import driver_commits as delta_commits
 from airflow_dq_contracts.store.spark_tables import (
     SinkError,
     SparkTarget,

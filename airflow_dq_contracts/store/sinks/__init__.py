@@ -4,14 +4,14 @@ The Spark side of the results store, as the job imports it. This module is a fac
 
 * :mod:`~airflow_dq_contracts.store.spark_tables` — targets, safe creation, one-commit writes,
   conflict retries (:class:`SinkError`, :func:`is_conflict`);
-* :mod:`~airflow_dq_contracts.store.spark_results` — the results table (:func:`write_results`,
+* :mod:`~airflow_dq_contracts.store.results.spark_writes` — the results table (:func:`write_results`,
   :func:`committed_version`, :func:`read_results`);
-* :mod:`~airflow_dq_contracts.store.spark_rows` — quarantine and valid rows (:func:`split_annotated`,
+* :mod:`~airflow_dq_contracts.store.sinks.spark_rows` — quarantine and valid rows (:func:`split_annotated`,
   :func:`write_quarantine`, :func:`write_valid`, :func:`clear_run_rows`);
-* :mod:`~airflow_dq_contracts.store.registry_sink` — the registry upsert (:func:`write_registry`);
-* :mod:`~airflow_dq_contracts.store.delta_commits` — the commits delta-rs makes from the driver
-  (plain Python, shared with :class:`~airflow_dq_contracts.store.results_store.DeltaResultsStore`);
-* :mod:`~airflow_dq_contracts.store.spark_store` — :class:`SparkResultsStore`, the store interface
+* :mod:`~airflow_dq_contracts.store.results.spark_registry` — the registry upsert (:func:`write_registry`);
+* :mod:`~airflow_dq_contracts.store.results.driver_commits` — the commits delta-rs makes from the driver
+  (plain Python, shared with :class:`~airflow_dq_contracts.store.results.delta_store.DeltaResultsStore`);
+* :mod:`~airflow_dq_contracts.store.results.spark_store` — :class:`SparkResultsStore`, the store interface
   over all of them.
 
 Spark side (imports no Airflow). Every sink is **idempotent per run id**: a write is one Delta
@@ -21,13 +21,13 @@ while other runs' rows are untouched. Readers never see a half-replaced run: the
 append are the same atomic commit.
 
 The results and the registry are a handful of rows per run: a new run's results and the registry
-upsert are committed by delta-rs from the driver (:mod:`~airflow_dq_contracts.store.delta_commits`: tables of the exact
+upsert are committed by delta-rs from the driver (:mod:`~airflow_dq_contracts.store.results.driver_commits`: tables of the exact
 schema on the local filesystem or S3 — on S3 delta-rs is their only writer, its conditional writes
 keep concurrent drivers safe), in milliseconds instead of the seconds a cold JVM spends in Delta's write
 path; Spark's Delta writes them otherwise, and always writes the quarantine and valid rows.
 
 A run's *first* write needs no replacement: when the table certainly holds no row of the run
-yet — read with delta-rs on the driver (:func:`~airflow_dq_contracts.store.delta_commits.run_absent`: a metadata lookup
+yet — read with delta-rs on the driver (:func:`~airflow_dq_contracts.store.results.driver_commits.run_absent`: a metadata lookup
 plus at most that run's files, no Spark job) — the rows are appended in one plain commit instead. That skips
 Delta's state reconstruction of the whole table that a ``replaceWhere`` needs to find the files
 to remove, which is most of a small run's write and grows with the table's history. Whenever
@@ -69,6 +69,8 @@ that run's rows. A column whose *type* changed cannot be merged by Delta: that w
 a :class:`SinkError` naming the column and both types (cast the column, or give each dataset
 its own quarantine table).
 
+Spark code (the engine, the job) imports this facade only, for the Spark results store and history too.
+
 Example::
 
     from airflow_dq_contracts.store import sinks
@@ -81,23 +83,24 @@ Example::
 from __future__ import annotations
 
 from airflow_dq_contracts.store.delta import is_path
-from airflow_dq_contracts.store.delta_commits import arrow_schema, driver_table
-from airflow_dq_contracts.store.registry_sink import REGISTRY_SCHEMA, write_registry
-from airflow_dq_contracts.store.spark_results import (
+from airflow_dq_contracts.store.results.driver_commits import arrow_schema, driver_table
+from airflow_dq_contracts.store.results.spark_history import HistorySource, load_history
+from airflow_dq_contracts.store.results.spark_registry import REGISTRY_SCHEMA, write_registry
+from airflow_dq_contracts.store.results.spark_store import SparkResultsStore
+from airflow_dq_contracts.store.results.spark_writes import (
     RESULTS_PARTITION_COLUMNS,
     RESULTS_SCHEMA,
     committed_version,
     read_results,
     write_results,
 )
-from airflow_dq_contracts.store.spark_rows import (
+from airflow_dq_contracts.store.sinks.spark_rows import (
     QUARANTINING_ACTIONS,
     clear_run_rows,
     split_annotated,
     write_quarantine,
     write_valid,
 )
-from airflow_dq_contracts.store.spark_store import SparkResultsStore
 from airflow_dq_contracts.store.spark_tables import (
     CREATION_WAIT_SECONDS,
     RETRY_BASE_SECONDS,
@@ -109,6 +112,7 @@ from airflow_dq_contracts.store.spark_tables import (
 
 __all__ = [
     "CREATION_WAIT_SECONDS",
+    "HistorySource",
     "QUARANTINING_ACTIONS",
     "REGISTRY_SCHEMA",
     "RESULTS_PARTITION_COLUMNS",
@@ -123,6 +127,7 @@ __all__ = [
     "driver_table",
     "is_conflict",
     "is_path",
+    "load_history",
     "read_results",
     "spark_sql_string",
     "split_annotated",

@@ -1,7 +1,7 @@
 """What the metadata readers answer, and the errors they raise: measurements, partition listings, verdicts.
 
-Shared by the Delta log reader (:mod:`airflow_dq_contracts.store.delta_log`) and the plain-Parquet
-fallback (:mod:`airflow_dq_contracts.store.parquet_dir`); the sensors and their triggers hand the
+Shared by the Delta log reader (:mod:`airflow_dq_contracts.store.tablemeta.delta_log`) and the plain-Parquet
+fallback (:mod:`airflow_dq_contracts.store.tablemeta.parquet_dir`); the sensors and their triggers hand the
 results on as XCom values and trigger events (``to_dict``).
 
 Errors are the store's (:class:`~airflow_dq_contracts.store.delta.StoreError`): a table's metadata

@@ -6,15 +6,15 @@ safe; it reads local tables with delta-rs (no Spark job) and everything else wit
 method delegates to the one module-level implementation:
 
 =====================  ==========================================================================
-``write_run``          :func:`~airflow_dq_contracts.store.spark_results.write_results`, then
-                       :func:`~airflow_dq_contracts.store.spark_results.committed_version`
-``read_run``           :class:`~airflow_dq_contracts.store.results_store.DeltaResultsStore` (local
-                       paths) or :func:`~airflow_dq_contracts.store.spark_results.read_results`
-``read_history``       :func:`~airflow_dq_contracts.store.spark_history.load_history`
-``upsert_registry``    :func:`~airflow_dq_contracts.store.registry_sink.write_registry`
-``read_registry``      :func:`~airflow_dq_contracts.store.registry.read_registry` (local paths) or
-                       :func:`~airflow_dq_contracts.store.registry_sink.read_registry`
-``committed_version``  :func:`~airflow_dq_contracts.store.spark_results.committed_version`
+``write_run``          :func:`~airflow_dq_contracts.store.results.spark_writes.write_results`, then
+                       :func:`~airflow_dq_contracts.store.results.spark_writes.committed_version`
+``read_run``           :class:`~airflow_dq_contracts.store.results.delta_store.DeltaResultsStore` (local
+                       paths) or :func:`~airflow_dq_contracts.store.results.spark_writes.read_results`
+``read_history``       :func:`~airflow_dq_contracts.store.results.spark_history.load_history`
+``upsert_registry``    :func:`~airflow_dq_contracts.store.results.spark_registry.write_registry`
+``read_registry``      :func:`~airflow_dq_contracts.store.results.registry.read_registry` (local paths) or
+                       :func:`~airflow_dq_contracts.store.results.spark_registry.read_registry`
+``committed_version``  :func:`~airflow_dq_contracts.store.results.spark_writes.committed_version`
 =====================  ==========================================================================
 
 Example::
@@ -33,11 +33,14 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from airflow_dq_contracts.results import CheckResult
-from airflow_dq_contracts.store import registry, registry_sink, spark_remote, spark_results
-from airflow_dq_contracts.store.base import ResultsStore
+from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.delta import is_path
-from airflow_dq_contracts.store.results_store import DeltaResultsStore
-from airflow_dq_contracts.store.spark_history import load_history
+from airflow_dq_contracts.store.results import registry
+from airflow_dq_contracts.store.results import spark_registry as registry_sink
+from airflow_dq_contracts.store.results import spark_writes as spark_results
+from airflow_dq_contracts.store.results.delta_store import DeltaResultsStore
+from airflow_dq_contracts.store.results.port import ResultsStore
+from airflow_dq_contracts.store.results.spark_history import load_history
 
 __all__ = ["SparkResultsStore"]
 
@@ -63,7 +66,7 @@ class SparkResultsStore(ResultsStore):
     def __init__(self, spark: SparkSession, results_table: str) -> None:
         self.spark = spark
         self.results_table = results_table
-        #: The registry table beside the results (see :func:`~airflow_dq_contracts.store.registry.registry_table_for`).
+        #: The registry table beside the results (see :func:`~airflow_dq_contracts.store.results.registry.registry_table_for`).
         self.registry_table = registry.registry_table_for(results_table)
 
     def __repr__(self) -> str:

@@ -1,12 +1,12 @@
 """The results store on delta-rs: a run's results, its history, the registry — no Spark, no JVM.
 
 :class:`DeltaResultsStore` is the plain-Python implementation of
-:class:`~airflow_dq_contracts.store.base.ResultsStore`: the operator's read-back, the report,
+:class:`~airflow_dq_contracts.store.results.port.ResultsStore`: the operator's read-back, the report,
 ``dq-contracts history``, the alert notifier and the baselines read through it. Every table is
 opened by :func:`airflow_dq_contracts.store.delta.open_table` (one opener, one error mapping:
 :class:`~airflow_dq_contracts.store.delta.StoreError`, here also called :class:`ResultsStoreError`).
 The commits it can make itself (a new run's append, a registry upsert on a local table) are those of
-:mod:`airflow_dq_contracts.store.delta_commits`; anything else needs Spark's Delta writer
+:mod:`airflow_dq_contracts.store.results.driver_commits`; anything else needs Spark's Delta writer
 (``airflow_dq_contracts.store.sinks``).
 
 Plain Python plus ``deltalake``: the Airflow operator imports this module to read what the Spark
@@ -16,9 +16,11 @@ job wrote, so it must not import ``pyspark`` (not even transitively) and must no
 delta-rs addresses tables by path or URI only; a catalog table name (``dq.results``) is read at
 its place in the warehouse layout (``warehouse=`` or ``$DQ_CONTRACTS_WAREHOUSE``).
 
+A :class:`~airflow_dq_contracts.storage.locations.TableLocation` given to it is used as resolved.
+
 Example::
 
-    >>> from airflow_dq_contracts.store.results_store import DeltaResultsStore
+    >>> from airflow_dq_contracts.store.results.delta_store import DeltaResultsStore
     >>> DeltaResultsStore("dq.results", warehouse="/wh").location
     '/wh/dq.db/results'
 """
@@ -31,9 +33,14 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, QUARANTINE_RUN_ID, RESULT_COLUMNS, CheckResult
-from airflow_dq_contracts.store import delta_commits, history, registry
-from airflow_dq_contracts.store.base import ResultsStore
+from airflow_dq_contracts.results import (
+    EVOLVED_RESULT_COLUMNS,
+    QUARANTINE_RUN_ID,
+    QUARANTINE_VIOLATIONS,
+    RESULT_COLUMNS,
+    CheckResult,
+)
+from airflow_dq_contracts.storage.locations import TableLocation
 from airflow_dq_contracts.store.delta import (
     StoreError,
     TableNotFoundError,
@@ -42,11 +49,13 @@ from airflow_dq_contracts.store.delta import (
     normalise_location,
     open_table,
     plain_rows,
-    resolve_location,
     scan_table,
     sql_string,
+    stream_table,
     table_exists,
 )
+from airflow_dq_contracts.store.results import driver_commits, history, registry
+from airflow_dq_contracts.store.results.port import ResultsStore
 
 __all__ = [
     "DeltaResultsStore",
@@ -61,6 +70,8 @@ __all__ = [
 
 #: The store's error (an alias kept for the callers and tests that name it so).
 ResultsStoreError = StoreError
+#: Quarantined rows read at most to find a report's samples.
+SAMPLE_SCAN_LIMIT = 5_000
 
 
 def commit_rows(location: str, version: int, run_id: str, names: list[str]) -> list[dict[str, Any]] | None:
@@ -176,11 +187,16 @@ def read_quarantine_count(path: str, run_id: str, *, storage_options: Mapping[st
 
 
 def count_run_rows(
-    target: str | None, run_id: str, *, warehouse: str | None, storage_options: Mapping[str, str] | None = None
+    target: TableLocation | str | None,
+    run_id: str,
+    *,
+    warehouse: str | None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> int | None:
-    """Rows of run ``run_id`` in a quarantine or valid table (path or catalog name); None when ``target`` is None.
+    """Rows of run ``run_id`` in a quarantine or valid table (a location, path or catalog name); None without one.
 
-    A table that does not exist is 0 rows: a run that set nothing aside never created it.
+    A table that does not exist is 0 rows: a run that set nothing aside never created it. A
+    :class:`~airflow_dq_contracts.storage.locations.TableLocation` is read where it says (its own options first).
 
     Example::
 
@@ -188,7 +204,8 @@ def count_run_rows(
     """
     if not target:
         return None
-    location = resolve_location(target, warehouse)
+    where = TableLocation.of(target, warehouse, storage_options=storage_options)
+    location, storage_options = where.uri, where.options
     if not table_exists(location, storage_options):
         return 0
     return read_quarantine_count(location, run_id, storage_options=storage_options)
@@ -197,9 +214,10 @@ def count_run_rows(
 class DeltaResultsStore(ResultsStore):
     """The results table (and the registry beside it) read — and, where delta-rs can, written — without Spark.
 
-    ``results_table`` is a path, a URI or a catalog name (then found in the warehouse layout of
-    ``warehouse`` or ``$DQ_CONTRACTS_WAREHOUSE``); it is resolved once, here. ``storage_options``
-    go to every open (object-store credentials).
+    ``results_table`` is a :class:`~airflow_dq_contracts.storage.locations.TableLocation` (used as
+    resolved, its options too), or a path, a URI or a catalog name (then found in the warehouse layout
+    of ``warehouse`` or ``$DQ_CONTRACTS_WAREHOUSE``), resolved once, here. ``storage_options`` go to every
+    open (object-store credentials).
 
     Example::
 
@@ -210,16 +228,18 @@ class DeltaResultsStore(ResultsStore):
 
     def __init__(
         self,
-        results_table: str,
+        results_table: TableLocation | str,
         *,
         storage_options: Mapping[str, str] | None = None,
         warehouse: str | None = None,
     ) -> None:
-        self.results_table = results_table
+        where = TableLocation.of(results_table, warehouse, storage_options=storage_options)
+        self.table_location = where
+        self.results_table = where.target
         self.warehouse = warehouse
-        self.storage_options: dict[str, str] | None = dict(storage_options) if storage_options else None
+        self.storage_options: dict[str, str] | None = where.options
         #: Where delta-rs reads the results table, and the registry beside it.
-        self.location = resolve_location(results_table, warehouse)
+        self.location = where.uri
         self.registry_location = registry.registry_table_for(self.location)
 
     def __repr__(self) -> str:
@@ -228,9 +248,9 @@ class DeltaResultsStore(ResultsStore):
     def write_run(self, records: Sequence[CheckResult], run_id: str) -> int | None:
         """Append a new run's rows with delta-rs (on S3: append or replace); :class:`StoreError` when only
         Spark's writer can commit them."""
-        if delta_commits.on_object_store(self.location):
-            return delta_commits.commit_results(self.location, records, run_id, storage_options=self.storage_options)
-        version = delta_commits.append_results(self.location, records, run_id, storage_options=self.storage_options)
+        if driver_commits.on_object_store(self.location):
+            return driver_commits.commit_results(self.location, records, run_id, storage_options=self.storage_options)
+        version = driver_commits.append_results(self.location, records, run_id, storage_options=self.storage_options)
         if version is None:
             raise StoreError(
                 f"this commit needs Spark's Delta writer: delta-rs cannot write run {run_id!r} into the results "
@@ -255,7 +275,7 @@ class DeltaResultsStore(ResultsStore):
         until: dt.datetime | None = None,
         columns: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
-        """Rows of ``contract_name`` in ``[since, until]`` (see :func:`~airflow_dq_contracts.store.history.read_history`)."""
+        """Rows of ``contract_name`` in ``[since, until]`` (see :func:`~airflow_dq_contracts.store.results.history.read_history`)."""
         return history.read_history(
             self.location,
             contract_name,
@@ -282,7 +302,7 @@ class DeltaResultsStore(ResultsStore):
 
     def upsert_registry(self, row: Mapping[str, Any]) -> None:
         """Merge ``row`` into the registry with delta-rs; :class:`StoreError` when only Spark's writer can."""
-        if not delta_commits.upsert_registry(self.registry_location, row, storage_options=self.storage_options):
+        if not driver_commits.upsert_registry(self.registry_location, row, storage_options=self.storage_options):
             raise StoreError(
                 f"this commit needs Spark's Delta writer: delta-rs cannot upsert into the registry table "
                 f"{self.registry_location!r} here (another schema, or remote storage)",
@@ -290,7 +310,7 @@ class DeltaResultsStore(ResultsStore):
             )
 
     def read_registry(self, contract_name: str, contract_version: str | None = None) -> dict[str, Any] | None:
-        """A contract's registry row (see :func:`~airflow_dq_contracts.store.registry.read_registry`)."""
+        """A contract's registry row (see :func:`~airflow_dq_contracts.store.results.registry.read_registry`)."""
         return registry.read_registry(
             self.registry_location, contract_name, contract_version, storage_options=self.storage_options
         )
@@ -303,12 +323,46 @@ class DeltaResultsStore(ResultsStore):
             return None
         return int(table.version())
 
-    def read_quarantine_count(self, table: str, run_id: str) -> int:
-        """Rows run ``run_id`` set aside in quarantine ``table`` (path or name in this store's warehouse)."""
-        return read_quarantine_count(
-            resolve_location(table, self.warehouse), run_id, storage_options=self.storage_options
-        )
+    def _other(self, table: TableLocation | str) -> TableLocation:
+        """A quarantine or valid table beside this store: a location as given, a name in this store's warehouse."""
+        return TableLocation.of(table, self.warehouse, storage_options=self.storage_options)
 
-    def count_run_rows(self, table: str | None, run_id: str) -> int | None:
+    def read_quarantine_count(self, table: TableLocation | str, run_id: str) -> int:
+        """Rows run ``run_id`` set aside in quarantine ``table`` (a location, or a path or name in this store's warehouse)."""
+        where = self._other(table)
+        return read_quarantine_count(where.uri, run_id, storage_options=where.options)
+
+    def count_run_rows(self, table: TableLocation | str | None, run_id: str) -> int | None:
         """Rows of run ``run_id`` in a quarantine or valid ``table`` (see :func:`count_run_rows`)."""
-        return count_run_rows(table, run_id, warehouse=self.warehouse, storage_options=self.storage_options)
+        return count_run_rows(table and self._other(table), run_id, warehouse=self.warehouse)
+
+    def quarantine_samples(
+        self, table: TableLocation | str, run_id: str, check_ids: Sequence[str], limit: int
+    ) -> tuple[dict[str, list[dict[str, Any]]], list[str], int]:
+        """(up to ``limit`` rows per check id, the dataset's columns, rows of the run) of quarantine ``table``.
+
+        Reads at most :data:`SAMPLE_SCAN_LIMIT` of the run's rows to find the samples; the count is exact.
+        """
+        where = self._other(table)
+        location, options = where.uri, where.options
+        source = open_table(location, storage_options=options, what="quarantine")
+        predicate = f"{QUARANTINE_RUN_ID} = {sql_string(run_id)}"
+        total = int(scan_table(source, location, "quarantine", [QUARANTINE_RUN_ID], predicate).num_rows)
+        samples: dict[str, list[dict[str, Any]]] = {check_id: [] for check_id in check_ids}
+        columns: list[str] = []
+        if not check_ids or total == 0:
+            return samples, columns, total
+        seen = 0
+        for batch in stream_table(source, location, "quarantine", None, predicate):
+            columns = [c for c in batch.schema.names if not c.startswith("_dq_")]
+            batch = batch.slice(0, max(0, SAMPLE_SCAN_LIMIT - seen))
+            seen += batch.num_rows
+            # Python objects only for this bounded prefix of the run's quarantined rows.
+            for row in batch.to_pylist():
+                broken = {(v or {}).get("check_id") for v in (row.get(QUARANTINE_VIOLATIONS) or [])}
+                for check_id in check_ids:
+                    if check_id in broken and len(samples[check_id]) < limit:
+                        samples[check_id].append({c: row.get(c) for c in columns})
+            if seen >= SAMPLE_SCAN_LIMIT or all(len(s) >= limit for s in samples.values()):
+                break
+        return samples, columns, total

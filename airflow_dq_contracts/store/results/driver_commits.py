@@ -47,10 +47,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
-from airflow_dq_contracts.runtime.storage import S3Settings, is_s3
+from airflow_dq_contracts.storage.s3 import S3Settings, is_s3
 from airflow_dq_contracts.store.commit_lock import local_commit_lock
 from airflow_dq_contracts.store.delta import StoreError, is_path, open_table, plain_rows, sql_string
-from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
+from airflow_dq_contracts.store.results.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
 from airflow_dq_contracts.timeutil import EPOCH, parse_time, to_utc
 
 __all__ = [

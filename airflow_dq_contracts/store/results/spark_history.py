@@ -4,7 +4,7 @@ The evaluator calls :func:`load_history` once, before validating, when the contr
 one baseline (``baseline:`` or ``drift``) check. Sources:
 
 * a **path or URI** of the Delta results table — read with delta-rs, no Spark job
-  (:func:`airflow_dq_contracts.store.history.read_history`), pruned by the ``contract_name`` partition and
+  (:func:`airflow_dq_contracts.store.results.history.read_history`), pruned by the ``contract_name`` partition and
   the reference-time window;
 * a **catalog table name** — read with Spark, same pruning;
 * **records** — :class:`~airflow_dq_contracts.results.CheckResult` objects or result dicts (e.g.
@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from airflow_dq_contracts.contract.baseline import HISTORY_COLUMNS
 from airflow_dq_contracts.results import TIME_RESULT_COLUMNS, CheckResult
 from airflow_dq_contracts.store.delta import is_path
-from airflow_dq_contracts.store.history import read_history
+from airflow_dq_contracts.store.results.history import read_history
 from airflow_dq_contracts.timeutil import from_epoch_micros, parse_time
 
 __all__ = ["HistorySource", "load_history"]

@@ -34,9 +34,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, RESULT_COLUMNS, TIME_RESULT_COLUMNS, CheckResult
-from airflow_dq_contracts.store import delta_commits, spark_remote
+from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.delta import StoreError
-from airflow_dq_contracts.store.delta_commits import RESULTS_PARTITION_COLUMNS
+from airflow_dq_contracts.store.results import driver_commits as delta_commits
+from airflow_dq_contracts.store.results.driver_commits import RESULTS_PARTITION_COLUMNS
 from airflow_dq_contracts.store.spark_tables import (
     SPARK_TYPES,
     SinkError,

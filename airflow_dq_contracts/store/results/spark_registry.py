@@ -18,7 +18,7 @@ delta-rs still reads the key when it can.
 
 Example::
 
-    from airflow_dq_contracts.store.registry_sink import write_registry
+    from airflow_dq_contracts.store.results.spark_registry import write_registry
     write_registry(spark, registry_row(contract, contract_text=text, ...), "/wh/dq_contracts")
 """
 
@@ -32,9 +32,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from airflow_dq_contracts.store import delta_commits, spark_remote
-from airflow_dq_contracts.store.delta_commits import merge_registry_rows
-from airflow_dq_contracts.store.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
+from airflow_dq_contracts.store import spark_remote
+from airflow_dq_contracts.store.results import driver_commits as delta_commits
+from airflow_dq_contracts.store.results.driver_commits import merge_registry_rows
+from airflow_dq_contracts.store.results.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
 from airflow_dq_contracts.store.spark_tables import (
     SPARK_TYPES,
     SinkError,

@@ -8,7 +8,7 @@ optional and are never imported — to what each consumer needs:
 * :attr:`StorageCredentials.delta_options` — delta-rs ``storage_options`` (sensors, triggers, read-back,
   report, history);
 * :attr:`StorageCredentials.env` — the environment of the job's process (spark-submit and the driver it
-  starts): for S3 the standard ``AWS_*`` variables (:meth:`~airflow_dq_contracts.runtime.storage.S3Settings.to_env`),
+  starts): for S3 the standard ``AWS_*`` variables (:meth:`~airflow_dq_contracts.storage.s3.S3Settings.to_env`),
   read there by the AWS SDK's environment credentials provider and by delta-rs. Never a command line;
 * :attr:`StorageCredentials.spark_conf` — Spark settings *without any secret* (endpoint, addressing style,
   region, which credentials provider): safe on a command line;
@@ -47,7 +47,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_dq_contracts.runtime.storage import S3Settings
+from airflow_dq_contracts.storage.s3 import S3Settings
 
 KIND_S3 = "s3"
 KIND_GCS = "gcs"
@@ -106,7 +106,7 @@ class StorageCredentials:
         >>> StorageCredentials("c", "aws", KIND_S3).check_location("gs://b/t")
         Traceback (most recent call last):
         ...
-        airflow_dq_contracts.runtime.connections.StorageConnectionError: storage connection 'c' (type aws) reaches s3, not gs://b/t
+        airflow_dq_contracts.storage.connections.StorageConnectionError: storage connection 'c' (type aws) reaches s3, not gs://b/t
         """
         text = str(location or "").lower()
         for kind, schemes in SCHEMES.items():
@@ -145,7 +145,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def s3_settings(conn: Any) -> S3Settings:
-    """The :class:`~airflow_dq_contracts.runtime.storage.S3Settings` of an ``aws`` connection (fields: module docs).
+    """The :class:`~airflow_dq_contracts.storage.s3.S3Settings` of an ``aws`` connection (fields: module docs).
 
     >>> from types import SimpleNamespace as Connection
     >>> s = s3_settings(Connection(conn_id="minio", conn_type="aws", login="AK", password="SK",

@@ -18,18 +18,18 @@ Delta tables
     * :func:`last_commit_time`: the timestamp of the latest commit (``inCommitTimestamp`` if set).
 
 Plain Parquet folders (no ``_delta_log``)
-    Read by :mod:`airflow_dq_contracts.store.parquet_dir`: Hive-style partition values from the paths,
+    Read by :mod:`airflow_dq_contracts.store.tablemeta.parquet_dir`: Hive-style partition values from the paths,
     a data column alone with pyarrow, the "commit" time as the newest file's mtime.
 
 Catalog names
     :func:`resolve_table_path` (:func:`airflow_dq_contracts.store.delta.resolve_location`) finds a name
-    where the last job that used it found it in its catalog (:mod:`airflow_dq_contracts.store.catalog_names`),
+    where the last job that used it found it in its catalog (:mod:`airflow_dq_contracts.storage.catalog_names`),
     else maps ``db.table`` to Spark's default layout ``<warehouse>/<db>.db/<table>`` (``table`` alone:
     ``<warehouse>/<table>``), the warehouse being an argument or ``$DQ_CONTRACTS_WAREHOUSE``.
 
 Every failure the user can cause is a :class:`DeltaMetadataError` (the store's
 :class:`~airflow_dq_contracts.store.delta.StoreError`) with a readable message; results and errors
-live in :mod:`airflow_dq_contracts.store.table_facts`. :class:`FreshnessQuery` and
+live in :mod:`airflow_dq_contracts.store.tablemeta.table_facts`. :class:`FreshnessQuery` and
 :class:`CompletenessQuery` are one sensor question each, as the sensor asks it and its trigger
 polls it.
 
@@ -57,16 +57,15 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_dq_contracts.contract.timeliness import age_hours, check_granularity, count_gaps
-from airflow_dq_contracts.store.delta import (
-    WAREHOUSE_ENV,
-    StoreError,
-    normalise_location,
-    open_table,
-    resolve_location,
-    table_exists,
+from airflow_dq_contracts.storage.locations import WAREHOUSE_ENV, StoreError, normalise_location, resolve_location
+from airflow_dq_contracts.store.delta import open_table, table_exists
+from airflow_dq_contracts.store.tablemeta.parquet_dir import (
+    HIVE_NULL,
+    hive_partition_values,
+    list_parquet_files,
+    parquet_newest,
 )
-from airflow_dq_contracts.store.parquet_dir import HIVE_NULL, hive_partition_values, list_parquet_files, parquet_newest
-from airflow_dq_contracts.store.table_facts import (
+from airflow_dq_contracts.store.tablemeta.table_facts import (
     ColumnNotFoundError,
     ColumnTypeError,
     CompletenessResult,

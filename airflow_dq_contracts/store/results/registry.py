@@ -1,7 +1,7 @@
 """The contract registry: one row per contract version in a Delta table ``dq_contracts`` beside the results.
 
 Plain Python plus (lazily) ``deltalake``: the layout, the row built from a contract and its run,
-and a delta-rs reader. The Spark job writes the rows (:mod:`airflow_dq_contracts.store.registry_sink`);
+and a delta-rs reader. The Spark job writes the rows (:mod:`airflow_dq_contracts.store.results.spark_registry`);
 the report, the alert notifier or a catalog read them here, without a JVM.
 
 Why a registry: the results table says *what* each check found; it does not say who owns the
