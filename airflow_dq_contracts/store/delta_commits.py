@@ -376,7 +376,9 @@ def write_run_rows(
         from deltalake import CommitProperties, DeltaTable, Schema, write_deltalake
 
         arrow = pa.schema([pa.field(f.name, _nullable_arrow(f.type), True) for f in data.schema])
-        data = data.cast(arrow)
+        # Rebuilt from plain values (≤ DRIVER_ROWS_LIMIT rows: milliseconds): the buffers Spark's Arrow
+        # collection hands over (offsets of nested strings) can make delta-rs's Arrow kernels panic.
+        data = pa.Table.from_pylist(data.to_pylist(), schema=arrow)
         if json.loads(Schema.from_arrow(arrow).to_json()) != dict(schema):
             log.debug("%s table %r: delta-rs would store another schema than Spark's; Spark writes", kind, location)
             return None
@@ -406,7 +408,9 @@ def write_run_rows(
                 predicate = f"{run_column} = {sql_string(run_id)}"
                 write_deltalake(table, data, mode="overwrite", predicate=predicate, commit_properties=properties)
         return int(data.num_rows)
-    except Exception as exc:  # noqa: BLE001 - Spark writes instead (and replaces, should this have committed)
+    except BaseException as exc:  # noqa: BLE001 - also pyo3's PanicException: Spark writes instead (and replaces)
+        if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+            raise  # KeyboardInterrupt, SystemExit: not ours to map
         log.debug("%s table %r: delta-rs write failed (%s); Spark writes", kind, location, _first_line(exc))
         return None
 
