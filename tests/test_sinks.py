@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from airflow_dq_contracts.results import CheckResult
-from airflow_dq_contracts.store import results_store
+from airflow_dq_contracts.store import delta_commits, results_store
 
 pytestmark = pytest.mark.spark
 
@@ -723,6 +723,12 @@ def blocking_frame(spark, signal_dir: Path):
     return frame.withColumn("note", wait_for_other_writer("note"))
 
 
+#: A row bound above the driver's limit: the write goes through Spark's Delta, whose commit
+#: conflicts and retries the test below is about (a few rows of a local table are otherwise
+#: collected first and committed by delta-rs under the table's lock, see test_a_new_table_…).
+SPARK_WRITE = delta_commits.DRIVER_ROWS_LIMIT + 1
+
+
 def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark, tmp_path):
     sk = sinks()
     path = str(tmp_path / "quarantine")
@@ -738,7 +744,9 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     signals = tmp_path / "signals-exhausted"
     signals.mkdir()
     with Interferer(spark, path, signals, budget=100) as interferer, pytest.raises(sk.SinkError) as caught:
-        sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=2)
+        sk.write_quarantine(
+            spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=2, rows_at_most=SPARK_WRITE
+        )
     assert not interferer.errors, interferer.errors
     message = str(caught.value)
     assert f"quarantine table {path!r}" in message
@@ -753,7 +761,9 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     signals = tmp_path / "signals-retried"
     signals.mkdir()
     with Interferer(spark, path, signals, budget=1) as interferer:
-        written = sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=3)
+        written = sk.write_quarantine(
+            spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=3, rows_at_most=SPARK_WRITE
+        )
     assert not interferer.errors, interferer.errors
     assert interferer.commits == 1
     assert written == 1
@@ -765,7 +775,9 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     signals = tmp_path / "signals-fresh"
     signals.mkdir()
     with Interferer(spark, path, signals, budget=1) as interferer:
-        written = sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="new", max_attempts=3)
+        written = sk.write_quarantine(
+            spark, blocking_frame(spark, signals), path, run_id="new", max_attempts=3, rows_at_most=SPARK_WRITE
+        )
     assert not interferer.errors, interferer.errors
     assert interferer.commits == 1 and written == 1
     assert len(list(signals.glob("go-*"))) == 1  # one attempt, no conflict
@@ -803,7 +815,7 @@ def test_a_new_table_is_created_as_spark_creates_it_and_small_writes_keep_every_
     replaces its rows and another run's rows stay. Results/registry: the driver's creation equals
     ``create_if_missing`` (Spark's ``createIfNotExists``).
     """
-    from airflow_dq_contracts.store import delta_commits, registry_sink, spark_results
+    from airflow_dq_contracts.store import registry_sink, spark_results
     from airflow_dq_contracts.store.spark_tables import resolve_target
 
     sk = sinks()
