@@ -23,6 +23,7 @@ import pytest
 
 from airflow_dq_contracts.results import CheckResult
 from airflow_dq_contracts.store.results import delta_store as results_store
+from airflow_dq_contracts.store.results import driver_commits as delta_commits
 
 pytestmark = pytest.mark.spark
 
@@ -723,6 +724,12 @@ def blocking_frame(spark, signal_dir: Path):
     return frame.withColumn("note", wait_for_other_writer("note"))
 
 
+#: A row bound above the driver's limit: the write goes through Spark's Delta, whose commit
+#: conflicts and retries the test below is about (a few rows of a local table are otherwise
+#: collected first and committed by delta-rs under the table's lock, see test_a_new_table_…).
+SPARK_WRITE = delta_commits.DRIVER_ROWS_LIMIT + 1
+
+
 def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark, tmp_path):
     sk = sinks()
     path = str(tmp_path / "quarantine")
@@ -738,7 +745,9 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     signals = tmp_path / "signals-exhausted"
     signals.mkdir()
     with Interferer(spark, path, signals, budget=100) as interferer, pytest.raises(sk.SinkError) as caught:
-        sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=2)
+        sk.write_quarantine(
+            spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=2, rows_at_most=SPARK_WRITE
+        )
     assert not interferer.errors, interferer.errors
     message = str(caught.value)
     assert f"quarantine table {path!r}" in message
@@ -753,7 +762,9 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     signals = tmp_path / "signals-retried"
     signals.mkdir()
     with Interferer(spark, path, signals, budget=1) as interferer:
-        written = sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=3)
+        written = sk.write_quarantine(
+            spark, blocking_frame(spark, signals), path, run_id="mine", max_attempts=3, rows_at_most=SPARK_WRITE
+        )
     assert not interferer.errors, interferer.errors
     assert interferer.commits == 1
     assert written == 1
@@ -765,8 +776,128 @@ def test_conflicting_commits_are_retried_then_exhausted_with_a_clear_error(spark
     signals = tmp_path / "signals-fresh"
     signals.mkdir()
     with Interferer(spark, path, signals, budget=1) as interferer:
-        written = sk.write_quarantine(spark, blocking_frame(spark, signals), path, run_id="new", max_attempts=3)
+        written = sk.write_quarantine(
+            spark, blocking_frame(spark, signals), path, run_id="new", max_attempts=3, rows_at_most=SPARK_WRITE
+        )
     assert not interferer.errors, interferer.errors
     assert interferer.commits == 1 and written == 1
     assert len(list(signals.glob("go-*"))) == 1  # one attempt, no conflict
     assert run_counts(spark, path, "_dq_run_id") == {"seed": 1, "other-0": 3, "other-1": 1, "mine": 1, "new": 1}
+
+
+def _table_facts(path: str) -> dict:
+    """What a Delta table is, read with delta-rs: schema, partitioning, description, properties, protocol, history."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(path)
+    metadata, protocol = table.metadata(), table.protocol()
+    return {
+        "schema": json.loads(table.schema().to_json()),
+        "partition_columns": list(metadata.partition_columns),
+        "description": metadata.description,
+        "configuration": dict(metadata.configuration),
+        "protocol": (protocol.min_reader_version, protocol.min_writer_version),
+        "operations": [h["operation"] for h in reversed(table.history())],
+    }
+
+
+def _engines(path: str) -> list[str]:
+    from deltalake import DeltaTable
+
+    return [str(h.get("engineInfo", "")).split(":")[0].split("/")[0] for h in reversed(DeltaTable(path).history())]
+
+
+def test_a_new_table_is_created_as_spark_creates_it_and_small_writes_keep_every_guarantee(spark, tmp_path):
+    """A first write into a new table yields exactly the table Spark's own creation gives.
+
+    Quarantine/valid: the same few rows written once through Spark's Delta (``rows_at_most`` above the
+    driver limit) and once through the driver path, into two new tables: the same schema,
+    partitioning, description, properties, protocol, history shape and rows. Then a retry of the run
+    replaces its rows and another run's rows stay. Results/registry: the driver's creation equals
+    ``create_if_missing`` (Spark's ``createIfNotExists``).
+    """
+    from airflow_dq_contracts.store import registry_sink, spark_results
+    from airflow_dq_contracts.store.spark_tables import resolve_target
+
+    sk = sinks()
+    violation = ("status/known", "known", "whitelist", "P1", "quarantine")
+    rows = [
+        (1, "lost", dt.date(2024, 5, 1), dt.datetime(2024, 5, 1, 10, tzinfo=UTC), ["a", None], [violation]),
+        (2, "new", dt.date(2024, 5, 1), None, None, []),
+        (3, None, dt.date(2024, 5, 2), dt.datetime(2024, 5, 2, 11, tzinfo=UTC), [], [violation]),
+        (4, "paid", dt.date(2024, 5, 2), dt.datetime(2024, 5, 2, 12, tzinfo=UTC), ["b"], None),
+    ]
+    frame = spark.createDataFrame(
+        [(*r[:5], None if r[0] == 2 else r[0] * 1.25, r[5]) for r in rows],
+        "id long, status string, day date, at timestamp, tags array<string>, amount double, "
+        f"_dq_violations {VIOLATIONS_DDL}",
+    ).selectExpr("id", "status", "day", "at", "tags", "cast(amount as decimal(12,2)) as amount", "_dq_violations")
+    valid, quarantined = sk.split_annotated(frame)
+    above = delta_commits.DRIVER_ROWS_LIMIT + 1
+    writes = {
+        "quarantine": lambda df, path, run_id, **kw: sk.write_quarantine(
+            spark, df, path, run_id=run_id, quarantined_at=T0, **kw
+        ),
+        "valid": lambda df, path, run_id, **kw: sk.write_valid(
+            spark, df, path, run_id=run_id, partition_by=["day"], **kw
+        ),
+    }
+    sides = {"quarantine": quarantined, "valid": valid}
+    for kind, write in writes.items():
+        by_spark, by_driver = str(tmp_path / f"{kind}_spark"), str(tmp_path / f"{kind}_driver")
+        expected = 2
+        assert write(sides[kind], by_spark, "run-1", rows_at_most=above) == expected
+        assert write(sides[kind], by_driver, "run-1") == expected
+        assert _engines(by_spark) == ["Apache-Spark", "Apache-Spark"]
+        assert _engines(by_driver) == ["delta-rs", "delta-rs"]  # the small write took the driver path
+        assert _table_facts(by_driver) == _table_facts(by_spark)
+        assert _table_facts(by_driver)["operations"] == ["CREATE TABLE", "WRITE"]
+
+        def content(path):
+            return sorted(tuple(r) for r in spark.read.format("delta").load(path).collect())
+
+        assert content(by_driver) == content(by_spark)
+        # Rows conserved: the two sides together are the input, each row once.
+        ids = {kind: sorted(r["id"] for r in spark.read.format("delta").load(by_driver).collect())}
+        assert ids[kind] == ([1, 3] if kind == "quarantine" else [2, 4])
+
+        # Another run, then a retry of run-1 with one row: run-1's rows are replaced, run-2's stay.
+        assert write(sides[kind], by_driver, "run-2") == 2
+        retry = sides[kind].where("id in (1, 2)")
+        assert write(retry, by_driver, "run-1") == 1
+        counts = run_counts(spark, by_driver, "_dq_run_id")
+        assert counts == {"run-1": 1, "run-2": 2}
+        assert _engines(by_driver) == ["delta-rs"] * 4
+
+    # Results and registry: a new local table is created by delta-rs with Spark's metadata.
+    results_spark, results_driver = str(tmp_path / "results_spark"), str(tmp_path / "results_driver")
+    resolve_target(results_spark, "results").create_if_missing(
+        spark,
+        spark_results.RESULTS_SCHEMA,
+        delta_commits.RESULTS_PARTITION_COLUMNS,
+        delta_commits.RESULTS_DESCRIPTION,
+    )
+    assert sk.write_results(spark, make_records("run-1"), results_driver, run_id="run-1") == 3
+    created = _table_facts(results_driver)
+    assert created["operations"] == ["CREATE TABLE", "WRITE"]
+    assert {**created, "operations": None} == {**_table_facts(results_spark), "operations": None}
+    assert _engines(results_driver) == ["delta-rs", "delta-rs"]
+    assert as_dicts(sk.read_results(spark, results_driver, "run-1")) == as_dicts(make_records("run-1"))
+
+    registry_spark, registry_driver = str(tmp_path / "registry_spark"), str(tmp_path / "registry_driver")
+    resolve_target(registry_spark, "registry").create_if_missing(
+        spark, registry_sink.REGISTRY_SCHEMA, comment=delta_commits.REGISTRY_DESCRIPTION
+    )
+    row = {
+        "contract_name": "orders",
+        "contract_version": "1.0.0",
+        "owner": "team-a",
+        "first_run_at": T0,
+        "last_run_at": T0,
+        "last_run_id": "run-1",
+    }
+    registry_sink.write_registry(spark, row, registry_driver)
+    assert {**_table_facts(registry_driver), "operations": None} == {**_table_facts(registry_spark), "operations": None}
+    assert _engines(registry_driver) == ["delta-rs", "delta-rs"]
+    stored = registry_sink.read_registry(spark, registry_driver, "orders")
+    assert (stored["owner"], stored["first_run_at"], stored["last_run_id"]) == ("team-a", T0, "run-1")

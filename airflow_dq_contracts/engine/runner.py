@@ -499,7 +499,9 @@ def _write_rows(
         if quarantine_table:
             result.quarantine_table = quarantine_table
             if sets_rows_aside:
-                result.quarantine_rows = sinks.write_quarantine(spark, quarantined, quarantine_table, run_id=run_id)
+                result.quarantine_rows = sinks.write_quarantine(
+                    spark, quarantined, quarantine_table, run_id=run_id, rows_at_most=result.row_count
+                )
                 what = f"{result.quarantine_rows} rows"
             else:
                 result.quarantine_rows = 0
@@ -509,7 +511,9 @@ def _write_rows(
         if valid_table:
             began_valid = time.perf_counter()
             result.valid_table = valid_table
-            result.valid_rows = sinks.write_valid(spark, valid, valid_table, run_id=run_id)
+            result.valid_rows = sinks.write_valid(
+                spark, valid, valid_table, run_id=run_id, rows_at_most=result.row_count
+            )
             say(f"valid write: {result.valid_rows} rows in {time.perf_counter() - began_valid:.2f} s")
     finally:
         if cached:

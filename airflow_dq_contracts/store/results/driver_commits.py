@@ -20,9 +20,13 @@ kinds of writers are never mixed on one table: a Spark commit there could overwr
 Credentials: the ``storage_options`` given, else the standard AWS_* environment
 (:meth:`~airflow_dq_contracts.runtime.storage.S3Settings.delta_options`).
 
-* :func:`append_results` — a **new** run's results in one append commit (its version), or None.
+* :func:`append_results` — a **new** run's results in one append commit (its version), or None;
+  a missing local results table is created first, as Spark's Delta creates it (:func:`create_local_table`).
 * :func:`upsert_registry` — one registry row read, merged (:func:`merge_registry_rows`) and
   committed (an append for a new key, else a predicate overwrite of the key's rows), or False.
+* :func:`write_run_rows` — a run's few quarantine/valid rows (an Arrow table the Spark job collected)
+  committed to a local table: created when missing, appended for a new run, the run's rows replaced
+  on a retry — or None, and Spark's Delta writes them.
 * :func:`run_absent` — whether a table certainly holds no row of a run (a retry replaces instead).
 * :func:`result_row`, :func:`arrow_schema`, :func:`commit_token` — a result row's values, the
   Arrow schema of a column list, the ``userMetadata`` tag a results commit is found by.
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import time
 import uuid
@@ -48,17 +53,21 @@ from typing import Any
 
 from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
 from airflow_dq_contracts.storage.s3 import S3Settings, is_s3
-from airflow_dq_contracts.store.commit_lock import local_commit_lock
+from airflow_dq_contracts.store.commit_lock import local_commit_lock, local_table_path
 from airflow_dq_contracts.store.delta import StoreError, is_path, open_table, plain_rows, sql_string
 from airflow_dq_contracts.store.results.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
 from airflow_dq_contracts.timeutil import EPOCH, parse_time, to_utc
 
 __all__ = [
+    "DRIVER_ROWS_LIMIT",
+    "REGISTRY_DESCRIPTION",
+    "RESULTS_DESCRIPTION",
     "RESULTS_PARTITION_COLUMNS",
     "append_results",
     "commit_results",
     "arrow_schema",
     "commit_token",
+    "create_local_table",
     "driver_table",
     "fold_registry_rows",
     "merge_registry_rows",
@@ -68,12 +77,27 @@ __all__ = [
     "result_row",
     "run_absent",
     "upsert_registry",
+    "write_run_rows",
 ]
 
 log = logging.getLogger(__name__)
 
 #: Partitioning of the results table: dashboards and history ask about one contract at a time.
 RESULTS_PARTITION_COLUMNS: tuple[str, ...] = ("contract_name",)
+
+#: The tables' descriptions (Delta ``metaData.description``), whichever writer creates them.
+RESULTS_DESCRIPTION = "airflow-dq-contracts check results: one row per check per run"
+REGISTRY_DESCRIPTION = "airflow-dq-contracts contract registry: one row per contract version"
+
+#: Quarantine/valid rows of one run up to this many are committed by delta-rs from the driver
+#: (:func:`write_run_rows`); more are written by Spark's Delta from the executors.
+DRIVER_ROWS_LIMIT = 10_000
+
+# Delta type names delta-rs writes exactly as Spark's Delta does, in a table of protocol (1, 2):
+# no table feature (timestamp_ntz, variant, type widening…) that the two might enable differently.
+_PLAIN_TYPES = frozenset(
+    ("string", "long", "integer", "short", "byte", "double", "float", "boolean", "date", "timestamp", "binary")
+)
 
 _ARROW_KINDS = {"string": "string", "double": "float64", "boolean": "bool_", "bigint": "int64"}
 
@@ -225,6 +249,172 @@ def driver_table(
         return None
 
 
+def _local_state(path: str) -> str:
+    """``missing``, ``delta_log`` (a ``_delta_log`` folder is there) or ``other`` content at a local ``path``."""
+    if not os.path.lexists(path):
+        return "missing"
+    if not os.path.isdir(path):
+        return "other"
+    if os.path.isdir(os.path.join(path, "_delta_log")):
+        return "delta_log"
+    return "other" if os.listdir(path) else "missing"
+
+
+def create_local_table(
+    location: str | None,
+    schema: Any,
+    partition_by: Sequence[str] = (),
+    *,
+    description: str | None = None,
+) -> Any:
+    """A missing local table created by delta-rs with an empty first commit, as Spark's Delta creates it.
+
+    ``schema`` is a ``pyarrow`` schema. Version 0 is a ``CREATE TABLE`` commit holding only the
+    metadata (the schema, ``partition_by``, ``description``) and protocol (1, 2) — what
+    ``DeltaTable.createIfNotExists`` writes from Spark — made in milliseconds, under the table's
+    commit lock (store/commit_lock.py), so writers creating it at once find one winner's table.
+    Returns the ``deltalake.DeltaTable`` of a table created here or just before by another writer;
+    None when ``location`` is not a local path or holds something else (the caller's Spark path
+    reports it). Call it holding no lock.
+
+    Example::
+
+        table = create_local_table("/wh/dq_contracts", arrow_schema(REGISTRY_COLUMNS), description="…")
+    """
+    path = local_table_path(location)
+    if path is None:
+        return None
+    from deltalake import DeltaTable, Schema
+
+    with local_commit_lock(path):
+        state = _local_state(path)
+        if state == "missing":
+            return DeltaTable.create(
+                path,
+                Schema.from_arrow(schema),
+                mode="error",
+                partition_by=list(partition_by) or None,
+                description=description,
+            )
+    if state == "delta_log":
+        return open_table(path)
+    return None
+
+
+def _plain_type(kind: Any) -> bool:
+    """Whether a Delta schema JSON type is made of :data:`_PLAIN_TYPES` (and decimals, arrays, maps, structs)."""
+    if isinstance(kind, str):
+        return kind in _PLAIN_TYPES or kind.startswith("decimal(")
+    if isinstance(kind, dict):
+        if kind.get("type") == "array":
+            return _plain_type(kind.get("elementType"))
+        if kind.get("type") == "map":
+            return _plain_type(kind.get("keyType")) and _plain_type(kind.get("valueType"))
+        if kind.get("type") == "struct":
+            return all(_plain_type(f.get("type")) and not f.get("metadata") for f in kind.get("fields", []))
+    return False
+
+
+def _nullable_arrow(data_type: Any) -> Any:
+    """A ``pyarrow`` type with every field nullable (map keys stay required), as Delta stores a written schema."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(data_type):
+        return pa.struct([pa.field(f.name, _nullable_arrow(f.type), True) for f in data_type])
+    if pa.types.is_large_list(data_type):
+        return pa.large_list(pa.field(data_type.value_field.name, _nullable_arrow(data_type.value_type), True))
+    if pa.types.is_list(data_type):
+        return pa.list_(pa.field(data_type.value_field.name, _nullable_arrow(data_type.value_type), True))
+    if pa.types.is_map(data_type):
+        return pa.map_(
+            pa.field(data_type.key_field.name, _nullable_arrow(data_type.key_type), False),
+            pa.field(data_type.item_field.name, _nullable_arrow(data_type.item_type), True),
+        )
+    return data_type
+
+
+def _delta_schema(table: Any) -> Any:
+    return json.loads(table.schema().to_json())
+
+
+def write_run_rows(
+    location: str | None,
+    data: Any,
+    schema: Mapping[str, Any],
+    *,
+    kind: str,
+    run_column: str,
+    run_id: str,
+    partition_by: Sequence[str] = (),
+    token: str | None = None,
+) -> int | None:
+    """A run's quarantine/valid rows committed by delta-rs to a local table; the rows written, or None.
+
+    ``data`` (a ``pyarrow`` table, every row of ``run_id`` in ``run_column``) is what the Spark job
+    collected of the rows it would write, ``schema`` the Delta schema JSON Spark's Delta would give the
+    table (every field nullable). Under the table's commit lock (store/commit_lock.py), one commit:
+    an append when the table holds no row of the run, else a predicate overwrite replacing the
+    run's rows (a retry) — the same end state as Spark's write. A missing table is first created
+    as Spark creates it (:func:`create_local_table`: an empty ``CREATE TABLE`` version 0,
+    partitioned by ``partition_by``). The commit is tagged ``token`` (``userMetadata``).
+
+    None — nothing committed, Spark's Delta writes — unless every condition holds: a local path; a
+    schema of plain types (:data:`_PLAIN_TYPES`, no field metadata) that delta-rs derives from
+    ``data`` exactly; an existing table of exactly that schema, protocol (1, ≤ 2); no ``deltalake``
+    error. A failure after the commit is harmless: Spark then finds the run's rows and replaces them.
+
+    Example::
+
+        n = write_run_rows("/wh/q/orders", arrow_rows, schema_json, kind="quarantine",
+                           run_column="_dq_run_id", run_id=run_id)
+    """
+    path = local_table_path(location)
+    if path is None or not _plain_type(dict(schema)):
+        return None
+    try:
+        import pyarrow as pa
+        from deltalake import CommitProperties, DeltaTable, Schema, write_deltalake
+
+        arrow = pa.schema([pa.field(f.name, _nullable_arrow(f.type), True) for f in data.schema])
+        # Rebuilt from plain values (≤ DRIVER_ROWS_LIMIT rows: milliseconds): the buffers Spark's Arrow
+        # collection hands over (offsets of nested strings) can make delta-rs's Arrow kernels panic.
+        data = pa.Table.from_pylist(data.to_pylist(), schema=arrow)
+        if json.loads(Schema.from_arrow(arrow).to_json()) != dict(schema):
+            log.debug("%s table %r: delta-rs would store another schema than Spark's; Spark writes", kind, location)
+            return None
+        properties = CommitProperties(custom_metadata={"userMetadata": token}) if token is not None else None
+        with local_commit_lock(path):
+            state = _local_state(path)
+            if state == "other":
+                return None  # Spark's path refuses to bury what is there
+            if state == "missing":
+                table = DeltaTable.create(
+                    path, Schema.from_arrow(arrow), mode="error", partition_by=list(partition_by) or None
+                )
+                absent = True
+            else:
+                table = open_table(path, what=kind)
+                protocol = table.protocol()
+                if (
+                    _delta_schema(table) != dict(schema)
+                    or protocol.min_reader_version != 1
+                    or protocol.min_writer_version > 2
+                ):
+                    return None  # schema evolution, another layout, table features: Spark's Delta
+                absent = _absent_in(table, run_column, run_id)
+            if absent:
+                write_deltalake(table, data, mode="append", commit_properties=properties)
+            else:
+                predicate = f"{run_column} = {sql_string(run_id)}"
+                write_deltalake(table, data, mode="overwrite", predicate=predicate, commit_properties=properties)
+        return int(data.num_rows)
+    except BaseException as exc:  # noqa: BLE001 - also pyo3's PanicException: Spark writes instead (and replaces)
+        if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
+            raise  # KeyboardInterrupt, SystemExit: not ours to map
+        log.debug("%s table %r: delta-rs write failed (%s); Spark writes", kind, location, _first_line(exc))
+        return None
+
+
 def _absent_in(table: Any, run_column: str, run_id: str) -> bool:
     import pyarrow as pa
 
@@ -293,9 +483,16 @@ def append_results(
                 f"results table {location!r}: expected CheckResult records of run {run_id!r}, got {record!r}", location
             )
     table = driver_table(location, RESULT_COLUMNS, RESULTS_PARTITION_COLUMNS, storage_options=storage_options)
-    if table is None:
-        return None
     try:
+        path = local_table_path(location)
+        if table is None and path is not None and _local_state(path) == "missing":
+            # A new local table: created by delta-rs as Spark's Delta creates it, then appended to.
+            table = create_local_table(
+                location, arrow_schema(RESULT_COLUMNS), RESULTS_PARTITION_COLUMNS, description=RESULTS_DESCRIPTION
+            )
+            table = table and driver_table(location, RESULT_COLUMNS, RESULTS_PARTITION_COLUMNS)
+        if table is None:
+            return None
         import pyarrow as pa
         from deltalake import CommitProperties, write_deltalake
 
@@ -521,9 +718,14 @@ def upsert_registry(
     table = driver_table(location, REGISTRY_COLUMNS, storage_options=storage_options)
     if table is None and on_object_store(location):
         return _create_registry(location, row, storage_options)
-    if table is None:
-        return False
     try:
+        path = local_table_path(location)
+        if table is None and path is not None and _local_state(path) == "missing":
+            # A new local registry: created by delta-rs as Spark's Delta creates it; the key is then appended.
+            table = create_local_table(location, arrow_schema(REGISTRY_COLUMNS), description=REGISTRY_DESCRIPTION)
+            table = table and driver_table(location, REGISTRY_COLUMNS)
+        if table is None:
+            return False
         import pyarrow as pa
         from deltalake import write_deltalake
         from deltalake.exceptions import CommitFailedError
@@ -571,7 +773,7 @@ def _create_registry(location: str, row: Mapping[str, Any], storage_options: Map
             return False  # another schema (Spark must not write it either: the caller says so)
         names = [name for name, _ in REGISTRY_COLUMNS]
         data = pa.Table.from_pylist([{name: row.get(name) for name in names}], schema=arrow_schema(REGISTRY_COLUMNS))
-        write_deltalake(uri, data, mode="append", storage_options=options)
+        write_deltalake(uri, data, mode="append", description=REGISTRY_DESCRIPTION, storage_options=options)
         return True
     except Exception as exc:  # noqa: BLE001 - the caller reports the registry as not written
         log.warning("registry table %r: delta-rs could not create it (%s)", location, _first_line(exc))

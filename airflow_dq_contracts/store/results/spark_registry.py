@@ -13,7 +13,8 @@ another one replaced); the loser is retried from the read, like the other sinks
 (:func:`airflow_dq_contracts.store.spark_tables.with_retries`), as is a race to create the table.
 
 A local registry of the exact schema is upserted by delta-rs on the driver instead, without a
-Spark job (:func:`airflow_dq_contracts.store.delta_commits.upsert_registry`); where Spark writes,
+Spark job (:func:`airflow_dq_contracts.store.delta_commits.upsert_registry`), a missing local one
+created by delta-rs as Spark creates it; where Spark writes,
 delta-rs still reads the key when it can.
 
 Example::
@@ -71,9 +72,7 @@ def _ensure_registry(spark: SparkSession, target: SparkTarget) -> None:
         _check_registry(spark, target)
         return
     # The sinks' safe first creation (an empty version 0; a writer that loses the race waits and looks again).
-    target.create_if_missing(
-        spark, REGISTRY_SCHEMA, comment="airflow-dq-contracts contract registry: one row per contract version"
-    )
+    target.create_if_missing(spark, REGISTRY_SCHEMA, comment=delta_commits.REGISTRY_DESCRIPTION)
 
 
 def _key_predicate(row: Mapping[str, Any]) -> str:

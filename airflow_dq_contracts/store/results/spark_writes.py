@@ -5,6 +5,11 @@ one Delta commit that overwrites exactly the rows of its run (``replaceWhere "ru
 and adds the new ones, so an Airflow retry of the same run replaces its rows instead of adding a
 second copy, while other runs' rows are untouched.
 
+A missing local results table is created the way a run's rows are appended, by delta-rs
+(:func:`~airflow_dq_contracts.store.delta_commits.create_local_table`: the same empty ``CREATE TABLE``
+version 0, schema, partitioning and description as Spark's ``createIfNotExists``), so a new table
+costs milliseconds more than an existing one, not a cold JVM's Delta write path.
+
 A run's *first* write needs no replacement: when the table certainly holds no row of the run yet
 (:meth:`~airflow_dq_contracts.store.spark_tables.SparkTarget.run_absent`, read by delta-rs on the
 driver) the rows are appended in one plain commit — by delta-rs itself when the table allows it
@@ -114,7 +119,7 @@ def _ensure_results_table(spark: SparkSession, target: SparkTarget) -> bool:
         spark,
         RESULTS_SCHEMA,
         RESULTS_PARTITION_COLUMNS,
-        "airflow-dq-contracts check results: one row per check per run",
+        delta_commits.RESULTS_DESCRIPTION,
     )
     return False
 

@@ -5,6 +5,14 @@ Delta commit that replaces exactly the rows of its run (``replaceWhere "_dq_run_
 plain append when delta-rs on the driver sees no row of the run yet — so a retried run replaces
 the rows its earlier attempt set aside or published instead of adding them twice.
 
+A few rows (≤ :data:`~airflow_dq_contracts.store.delta_commits.DRIVER_ROWS_LIMIT`) bound for a local
+table are collected to the driver and committed by delta-rs under the table's commit lock
+(:func:`~airflow_dq_contracts.store.delta_commits.write_run_rows`): the same table (created with an
+empty ``CREATE TABLE`` version 0, as Spark creates it), the same schema and rows, in milliseconds
+instead of the seconds Spark's Delta write path costs a small run. Anything else — more rows, a
+catalog name, an object store, a schema to evolve, a type delta-rs would store differently — is
+written by Spark's Delta as below.
+
 Layouts:
 
 * **quarantine** — the input's columns, then ``_dq_run_id``, ``_dq_violations``
@@ -36,6 +44,7 @@ import datetime as dt
 import logging
 from collections.abc import Sequence
 
+from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -51,6 +60,7 @@ from airflow_dq_contracts.results import (
     VIOLATION_FIELDS,
 )
 from airflow_dq_contracts.store import spark_remote
+from airflow_dq_contracts.store.commit_lock import local_table_path
 from airflow_dq_contracts.store.results import driver_commits as delta_commits
 from airflow_dq_contracts.store.spark_tables import (
     SinkError,
@@ -60,6 +70,7 @@ from airflow_dq_contracts.store.spark_tables import (
     check_run_id,
     commit_lock,
     first_line,
+    nullable_type,
     quote_identifier,
     replace_run_rows,
     resolve_target,
@@ -176,6 +187,54 @@ def _check_layout(schema: T.StructType, target: SparkTarget) -> None:
         )
 
 
+def _driver_write(
+    out: DataFrame,
+    resolved: SparkTarget,
+    *,
+    run_id: str,
+    token: str,
+    partition_by: Sequence[str],
+    rows_at_most: int | None,
+) -> int | None:
+    """``out`` collected to the driver and committed by delta-rs when it is small; rows written, or None.
+
+    Only for a local table this process sees (:func:`~airflow_dq_contracts.store.spark_remote.client_sees_outputs`),
+    at most :data:`~airflow_dq_contracts.store.delta_commits.DRIVER_ROWS_LIMIT` rows (``rows_at_most``
+    when the caller knows a bound, else found by collecting one row more), a layout this sink accepts,
+    and a table delta-rs writes exactly as Spark's Delta would
+    (:func:`~airflow_dq_contracts.store.delta_commits.write_run_rows`). A few rows then cost
+    milliseconds of commit instead of a cold JVM's Delta write path (its own Spark job, the log's
+    state, the commit's statistics and the history read for the count).
+    """
+    limit = delta_commits.DRIVER_ROWS_LIMIT
+    if resolved.path is None or local_table_path(resolved.path) is None or not spark_remote.client_sees_outputs():
+        return None
+    if rows_at_most is not None and rows_at_most > limit:
+        return None
+    schema = nullable_type(out.schema)
+    try:
+        _check_layout(schema, resolved)
+    except SinkError:
+        return None  # Spark's path says why
+    try:
+        data = out.limit(limit + 1).toArrow()
+    except (PySparkException, Py4JError, TypeError, ValueError) as exc:  # a type Arrow cannot carry
+        log.debug("%s: rows not collected for delta-rs (%s); Spark writes", resolved, first_line(exc, 200))
+        return None
+    if data.num_rows > limit:
+        return None
+    return delta_commits.write_run_rows(
+        resolved.path,
+        data,
+        schema.jsonValue(),
+        kind=resolved.kind,
+        run_column=QUARANTINE_RUN_ID,
+        run_id=run_id,
+        partition_by=partition_by,
+        token=token,
+    )
+
+
 def _write_run_rows(
     spark: SparkSession,
     out: DataFrame,
@@ -184,9 +243,16 @@ def _write_run_rows(
     run_id: str,
     max_attempts: int,
     partition_by: Sequence[str] | None,
+    rows_at_most: int | None = None,
 ) -> int:
     """Replace the rows of ``run_id`` in a quarantine/valid table by ``out``; rows written."""
     token = delta_commits.commit_token(resolved.kind, run_id)
+    written = _driver_write(
+        out, resolved, run_id=run_id, token=token, partition_by=tuple(partition_by or ()), rows_at_most=rows_at_most
+    )
+    if written is not None:
+        log.info("%s: wrote %d rows of run %s (delta-rs)", resolved, written, run_id)
+        return written
 
     def attempt(_: int) -> None:
         if not resolved.exists(spark):
@@ -288,6 +354,7 @@ def write_quarantine(
     quarantined_at: dt.datetime | str | None = None,
     max_attempts: int = 8,
     partition_by: Sequence[str] | None = None,
+    rows_at_most: int | None = None,
 ) -> int:
     """Write the quarantined rows of one run to the Delta quarantine table; returns rows written.
 
@@ -298,6 +365,9 @@ def write_quarantine(
     stay; the rows of ``run_id`` from an earlier attempt are replaced in the same commit — also
     when this run quarantines nothing. New input columns are added to the table (see the module
     docstring). The count comes from the Delta commit's metrics, not from a second scan.
+    ``rows_at_most`` (optional) bounds the rows of ``quarantined_df`` (e.g. the run's row count):
+    a few rows (≤ :data:`~airflow_dq_contracts.store.delta_commits.DRIVER_ROWS_LIMIT`) of a local
+    table are committed by delta-rs from the driver, with the same table and rows as Spark's write.
 
     Example::
 
@@ -321,7 +391,15 @@ def write_quarantine(
         violations.alias(QUARANTINE_VIOLATIONS),
         F.timestamp_micros(F.lit(micros)).alias(QUARANTINE_AT),
     )
-    return _write_run_rows(spark, out, resolved, run_id=run_id, max_attempts=max_attempts, partition_by=partition_by)
+    return _write_run_rows(
+        spark,
+        out,
+        resolved,
+        run_id=run_id,
+        max_attempts=max_attempts,
+        partition_by=partition_by,
+        rows_at_most=rows_at_most,
+    )
 
 
 def write_valid(
@@ -332,6 +410,7 @@ def write_valid(
     run_id: str,
     max_attempts: int = 8,
     partition_by: Sequence[str] | None = None,
+    rows_at_most: int | None = None,
 ) -> int:
     """Write the valid rows of one run to a Delta table; returns rows written.
 
@@ -340,7 +419,7 @@ def write_valid(
     (the same one-commit ``replaceWhere`` as the other sinks), then ``_dq_flags``: the flags of
     the valid side of :func:`split_annotated` (a ``_dq_violations`` column of flag-only rows is
     read as the flags; a DataFrame with neither gets NULL flags). ``partition_by`` applies when
-    the table is created.
+    the table is created; ``rows_at_most`` as in :func:`write_quarantine`.
 
     Example::
 
@@ -366,4 +445,12 @@ def write_valid(
         F.lit(run_id).alias(QUARANTINE_RUN_ID),
         flags.alias(VALID_FLAGS),
     )
-    return _write_run_rows(spark, out, resolved, run_id=run_id, max_attempts=max_attempts, partition_by=partition_by)
+    return _write_run_rows(
+        spark,
+        out,
+        resolved,
+        run_id=run_id,
+        max_attempts=max_attempts,
+        partition_by=partition_by,
+        rows_at_most=rows_at_most,
+    )
