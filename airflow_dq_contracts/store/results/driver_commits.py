@@ -411,7 +411,9 @@ def write_run_rows(
     except BaseException as exc:  # noqa: BLE001 - also pyo3's PanicException: Spark writes instead (and replaces)
         if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
             raise  # KeyboardInterrupt, SystemExit: not ours to map
-        log.debug("%s table %r: delta-rs write failed (%s); Spark writes", kind, location, _first_line(exc))
+        # Said, not hidden: the run still ends right (Spark writes and replaces), but a delta-rs failure
+        # here is worth a look.
+        log.warning("%s table %r: delta-rs write failed (%s); Spark writes instead", kind, location, _first_line(exc))
         return None
 
 
