@@ -1,9 +1,12 @@
 """The transport seam (hooks/transport.py): a transport is chosen by the connection's type, and a new one
-plugs in by registering it — the toy here runs the job in this process, through the operator's make_hook."""
+plugs in by registering it — the toy here runs the job in this process, through the operator's make_hook
+and through a whole task run (``dag.test()``). docs/architecture.md's "Where to add … a transport" points here;
+the other seams' toys are in tests/test_seams.py."""
 
 from __future__ import annotations
 
 import airflow_fixtures  # noqa: F401  (first: sets AIRFLOW_HOME before anything imports airflow)
+from airflow_fixtures import airflow_db, install_dag, run_dag, xcom_value  # noqa: F401  (airflow_db: fixture)
 
 import contextlib
 import io
@@ -132,3 +135,45 @@ def test_a_toy_transport_runs_a_contract_through_the_operator_s_hook(spark, tmp_
     assert [(r["failed_rows"], r["status"]) for r in written if r["check_name"] == "qty_present"] == [
         (sum(1 for r in rows if r["qty"] is None), "failed")
     ]
+
+
+@pytest.mark.spark
+@pytest.mark.airflow
+def test_a_toy_transport_runs_a_task_end_to_end(spark, tmp_path, toy_connection, airflow_db):  # noqa: F811
+    """The operator's execute, untouched, through the registered toy: the job in this process, the read-back,
+    the summary in XCom."""
+    rows = [{"id": 1, "qty": 3}, {"id": 2, "qty": None}, {"id": 3, "qty": 5}, {"id": 3, "qty": 0}]
+    schema = pa.schema([("id", pa.int64()), ("qty", pa.int64())])
+    write_deltalake(str(tmp_path / "input"), pa.Table.from_pylist(rows, schema=schema))
+    contract = tmp_path / "toy.yaml"
+    contract.write_text(
+        "name: toy_task\n"
+        "columns:\n"
+        "  - name: id\n"
+        "    checks: [{name: id_unique, type: duplicates, max: 0, severity: P2}]\n"
+        "  - name: qty\n"
+        "    checks: [{name: qty_present, type: missing, max: 0, severity: P2}]\n"
+    )
+    dag = install_dag(
+        f"""
+        import datetime as dt
+        from airflow.sdk import DAG
+        from airflow_dq_contracts.operators import ContractCheckOperator
+        with DAG("dq_toy_transport", schedule=None, start_date=dt.datetime(2024, 1, 1)) as dag:
+            ContractCheckOperator(
+                task_id="check", contract={str(contract)!r}, conn_id={toy_connection!r},
+                input_path={str(tmp_path / "input")!r}, results_table={str(tmp_path / "dq_results")!r},
+                warehouse={str(tmp_path / "wh")!r}, reference_time="2024-05-02T00:00:00Z", write_report=False,
+            )
+        """
+    )
+    states, dag_run = run_dag(dag)
+    assert states == {"check": "success"}
+    summary = xcom_value(dag_run, "check")
+    written = DeltaTable(str(tmp_path / "dq_results")).to_pyarrow_table().to_pylist()
+    assert {r["run_id"] for r in written} == {summary["run_id"]}
+    assert summary["row_count"] == len(rows) and len(summary["checks"]) == len(written)
+    by_id = {c["check_id"]: (c["status"], c["failed_rows"]) for c in summary["checks"]}
+    ids = [r["id"] for r in rows]
+    assert by_id["id/id_unique"] == ("failed", sum(1 for i in ids if ids.count(i) > 1))
+    assert by_id["qty/qty_present"] == ("failed", sum(1 for r in rows if r["qty"] is None))

@@ -7,7 +7,8 @@ expressions and the per-row predicate — is one small class per type in
 
 Adding a check type: one :class:`CheckType` here, one metric class in its family module and one line in
 the registry's ``METRIC_CLASSES``, tests beside both (``tests/test_engine_imports.py`` checks the two
-tables cover the same types).
+tables cover the same types). A type defined outside the package is added with :func:`register_check_type`
+and :func:`airflow_dq_contracts.engine.metrics.registry.register_metric` (``tests/test_seams.py``).
 """
 
 from __future__ import annotations
@@ -404,6 +405,27 @@ _register(
 
 TABLE_TYPES = sorted(name for (level, name), t in CHECK_TYPES.items() if level == "table" and t.written)
 COLUMN_TYPES = sorted(name for (level, name), t in CHECK_TYPES.items() if level == "column" and t.written)
+
+
+def register_check_type(ctype: CheckType) -> None:
+    """Add ``ctype`` to the contract language (replacing a type of the same level and name).
+
+    The contract side only: a run also needs its Spark half,
+    :func:`airflow_dq_contracts.engine.metrics.registry.register_metric`.
+
+    >>> register_check_type(CheckType("dq_doctest_type", "column", summary="a doctest's type"))
+    >>> check_type("column", "dq_doctest_type").summary, "dq_doctest_type" in COLUMN_TYPES
+    ("a doctest's type", True)
+    >>> _ = CHECK_TYPES.pop(("column", "dq_doctest_type")); COLUMN_TYPES.remove("dq_doctest_type")
+    """
+    if ctype.level not in ("table", "column"):
+        raise ValueError(f"check type {ctype.name!r}: level must be 'table' or 'column', got {ctype.level!r}")
+    _register(ctype)
+    names = TABLE_TYPES if ctype.level == "table" else COLUMN_TYPES
+    if ctype.written and ctype.name not in names:
+        names.append(ctype.name)
+        names.sort()
+
 
 COMMON_KEYS = ("name", "type", "severity", "tolerance", "tags", "action", "filter", "description", "enabled")
 VALIDATOR_KEYS = ("min", "max", "between", "not_between", "equals")

@@ -5,12 +5,15 @@ Nothing registers itself by being imported: a new check type is one class in its
 :mod:`.references`, :mod:`.conditions`, :mod:`.query`) and one line in :data:`METRIC_CLASSES`.
 The contract side of the same type is :data:`airflow_dq_contracts.contract.checks.CHECK_TYPES`;
 ``tests/test_engine_imports.py`` checks that the two tables cover the same types.
+A type defined outside the package registers its class with :func:`register_metric`, after its contract
+side (:func:`airflow_dq_contracts.contract.checks.register_check_type`); ``tests/test_seams.py`` adds one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from airflow_dq_contracts.contract.checks import CHECK_TYPES
 from airflow_dq_contracts.contract.model import Check
 
 from .base import Metric
@@ -87,6 +90,20 @@ METRICS: dict[tuple[str, str], type[Metric]] = {(cls.level, cls.check_type): cls
 MEASURED_AS: dict[tuple[str, str], Callable[[Check], str]] = {
     ("column", "drift"): drift_measured_as,
 }
+
+
+def register_metric(cls: type[Metric]) -> None:
+    """Measure the checks of ``(cls.level, cls.check_type)`` with ``cls`` (replacing an earlier class).
+
+    The type's contract side comes first (:func:`airflow_dq_contracts.contract.checks.register_check_type`):
+    a metric no contract can name is refused.
+    """
+    key = (cls.level, cls.check_type)
+    if key not in CHECK_TYPES:
+        raise ValueError(
+            f"no {cls.level}-level check type {cls.check_type!r} in the contract language: register it first"
+        )
+    METRICS[key] = cls
 
 
 def metric_for(check: Check) -> Metric:
