@@ -202,7 +202,9 @@ def _run_on_s3(outcomes: tuple[str, ...], day: dt.date) -> int:
     """``--storage s3``: scripts/demo_s3.py for each outcome (its own S3 server, started and stopped)."""
     _environment()
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    from demo_s3 import run_on_s3
+    from demo_s3 import dags_folder, run_on_s3
+
+    os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(dags_folder(WORK))  # before Airflow reads its configuration
 
     progress = Progress(1 + 4 * len(outcomes))
     with progress(f"prepare Airflow in {(WORK / 'airflow').relative_to(ROOT)} (airflow db migrate)"):
