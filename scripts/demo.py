@@ -88,18 +88,12 @@ def _quiet(log_file: Path):
 
 
 def _migrate_db(log_file: Path) -> None:
-    import subprocess
+    """``airflow db migrate`` in this process, its output in ``log_file`` (the demo imports Airflow anyway:
+    a second interpreter importing it again cost seconds before the first result)."""
+    with _quiet(log_file):
+        from airflow.utils import db
 
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_file, "w") as handle:
-        done = subprocess.run(
-            [str(Path(sys.executable).parent / "airflow"), "db", "migrate"],
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            env=os.environ.copy(),
-        )
-    if done.returncode != 0:
-        raise SystemExit(f"[demo] airflow db migrate failed; see {log_file}")
+        db.upgradedb()
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple]) -> None:
@@ -208,7 +202,9 @@ def _run_on_s3(outcomes: tuple[str, ...], day: dt.date) -> int:
     """``--storage s3``: scripts/demo_s3.py for each outcome (its own S3 server, started and stopped)."""
     _environment()
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    from demo_s3 import run_on_s3
+    from demo_s3 import dags_folder, run_on_s3
+
+    os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(dags_folder(WORK))  # before Airflow reads its configuration
 
     progress = Progress(1 + 4 * len(outcomes))
     with progress(f"prepare Airflow in {(WORK / 'airflow').relative_to(ROOT)} (airflow db migrate)"):

@@ -67,6 +67,13 @@ with DAG({dag_id!r}, schedule=None, start_date=dt.datetime(2024, 1, 1), catchup=
 """
 
 
+def dags_folder(work: Path) -> Path:
+    """This demo's own dags folder: ``dag.test()`` runs only a DAG of the dags folder (serialised from
+    there), so the caller sets ``AIRFLOW__CORE__DAGS_FOLDER`` to it before anything imports Airflow
+    (which reads its configuration once) — before the metadata database is migrated, too."""
+    return work / "s3_dags"
+
+
 def run_on_s3(
     outcome: str,
     day: dt.date,
@@ -84,10 +91,7 @@ def run_on_s3(
     import orders_data
 
     data = work / "s3"
-    dags = work / "s3_dags"
-    # dag.test() runs only a DAG of the dags folder (serialised from there): this demo's own folder,
-    # set before anything imports Airflow (which reads its configuration once).
-    os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(dags)
+    dags = dags_folder(work)
     shutil.rmtree(data, ignore_errors=True)
     for name in S3_ENV_NAMES:  # the connection, and only it, carries the credentials
         os.environ.pop(name, None)
