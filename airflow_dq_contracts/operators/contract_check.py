@@ -59,13 +59,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow_dq_contracts.contract import Contract
-from airflow_dq_contracts.hooks.errors import ContractJobError
-from airflow_dq_contracts.hooks.storage import StorageCredentials, check_access, check_location, get_storage_credentials
-from airflow_dq_contracts.hooks.transport import JobHook, JobRequest, build_job_hook
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.operators.assets import ContractAssetsMixin, search_folders
+from airflow_dq_contracts.operators.contract_job import ContractJobMixin
 from airflow_dq_contracts.operators.contract_source import ContractSourceMixin, contract_argument
-from airflow_dq_contracts.operators.contract_suite import run_suite_task
+from airflow_dq_contracts.operators.contract_suite import RunOutcome, run_suite_task
 from airflow_dq_contracts.operators.openlineage import LineageMixin
 from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
 from airflow_dq_contracts.results import DECISION_GATE
@@ -77,12 +75,11 @@ from airflow_dq_contracts.runs import (
     gate_reason,
     read_back,
     task_run_id,
-    warm_read_back,
     write_run_report,
 )
 from airflow_dq_contracts.runspec import RunSpec, RunSpecError, reference_instant
 from airflow_dq_contracts.storage.naming import default_quarantine_table, default_results_table, default_warehouse
-from airflow_dq_contracts.storage.s3 import mentions_s3, needs_s3
+from airflow_dq_contracts.storage.s3 import mentions_s3
 from airflow_dq_contracts.timeutil import format_time, utcnow
 from airflow_dq_contracts.version_compat import AirflowException, AirflowFailException, BaseOperator, Context
 
@@ -90,7 +87,7 @@ from airflow_dq_contracts.version_compat import AirflowException, AirflowFailExc
 __all__ = ["ContractCheckOperator", "default_quarantine_table", "default_results_table", "default_warehouse"]
 
 
-class ContractCheckOperator(ContractSourceMixin, LineageMixin, ContractAssetsMixin, BaseOperator):
+class ContractCheckOperator(ContractSourceMixin, ContractJobMixin, LineageMixin, ContractAssetsMixin, BaseOperator):
     """Evaluate a data contract on a dataset with Spark; push the summary to XCom (see module docs).
 
     :param contract: path of a YAML/JSON contract (templated: its text is rendered), YAML text, or a dict;
@@ -218,10 +215,8 @@ class ContractCheckOperator(ContractSourceMixin, LineageMixin, ContractAssetsMix
         # How the job is submitted.
         self.conn_id, self.spark_conf, self.packages, self.jars = conn_id, dict(spark_conf or {}), packages, jars
         self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
-        self._storage: StorageCredentials | None = None  # resolved in execute(), never serialised
-        self._on_s3 = False  # a location of the run is on S3: the job needs the s3a filesystem's jars
+        self._storage, self._on_s3, self._hook = None, False, None  # set in execute(), never serialised
         self.init_contract_origins()
-        self._hook: JobHook | None = None
         self.add_contract_asset(emit_asset, search_folders(self))
 
     # ------------------------------------------------------------------ run
@@ -272,43 +267,6 @@ class ContractCheckOperator(ContractSourceMixin, LineageMixin, ContractAssetsMix
         except RunSpecError as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from None
 
-    def make_hook(
-        self, application_args: list[str], files: list[str], warehouse: str, run_id: str | None = None
-    ) -> JobHook:
-        """The hook that submits the job (overridable, e.g. to add ``post_submit_commands``).
-
-        ``run_id`` identifies the run across retries (the hook reclaims an earlier attempt's driver by it).
-        The transport is chosen by the connection's type (:mod:`airflow_dq_contracts.hooks.transport`:
-        ``spark_connect`` runs the job as a Spark Connect client, any other type through spark-submit).
-        """
-        return build_job_hook(
-            JobRequest(
-                conn_id=self.conn_id,
-                application_args=application_args,
-                files=files,
-                warehouse=warehouse,
-                run_id=run_id,
-                spark_conf={str(k): str(v) for k, v in (self.spark_conf or {}).items()},
-                packages=self.packages,
-                jars=self.jars,
-                name=f"dq-contracts-{self.task_id}",
-                storage=self._storage,
-                s3=self._on_s3,
-                submit_kwargs=self.spark_submit_kwargs,
-            )
-        )
-
-    def submit(self, hook: JobHook, what: str) -> dict[str, Any] | None:
-        """Run ``hook``'s job (``on_kill`` stops it); the job's report, or the task's failure naming ``what``."""
-        self._hook = hook
-        warm_read_back()
-        try:
-            return hook.submit_job()
-        except ContractJobError as exc:
-            if exc.kind in ("invalid_contract", "invalid_arguments"):
-                raise AirflowFailException(f"the contract job refused its input: {exc}") from None
-            raise AirflowException(f"{what} failed: {exc}") from None
-
     def execute(self, context: Context) -> dict[str, Any]:
         """Validate, submit, read back, push the summary; fail on gate when ``fail_on_gate``."""
         started_at = utcnow()
@@ -349,14 +307,8 @@ class ContractCheckOperator(ContractSourceMixin, LineageMixin, ContractAssetsMix
         return summary
 
     def finish_run(
-        self,
-        context: Context,
-        contract: Contract,
-        spec: RunSpec,
-        warehouse: str,
-        reported: dict[str, Any] | None,
-        started_at: dt.datetime,
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        self, context: Context, contract: Contract, spec: RunSpec, warehouse: str, reported: Any, started: dt.datetime
+    ) -> RunOutcome:
         """(summary, lineage entry) of one run: read back (``AirflowException`` when its tables do not back it),
         its report written; its tables resolved once, with this task's storage options, for both."""
         try:
@@ -364,7 +316,7 @@ class ContractCheckOperator(ContractSourceMixin, LineageMixin, ContractAssetsMix
                 contract,
                 spec,
                 warehouse,
-                started_at=started_at,
+                started_at=started,
                 finished_at=utcnow(),
                 reported=reported,
                 storage_options=self.storage_options(),
@@ -389,22 +341,3 @@ class ContractCheckOperator(ContractSourceMixin, LineageMixin, ContractAssetsMix
         context["ti"].xcom_push(key=REPORT_URL_KEY, value=report.url)
         self.log.info("Data quality report: %s", report.url)
         return report.url
-
-    def resolve_storage(self, *locations: str | None) -> None:
-        """Look ``storage_conn_id`` up (masked) and try it on these locations before anything is submitted: a
-        bad connection or a refused secret fails the task naming the connection, with nothing written."""
-        self._on_s3 = needs_s3(locations)
-        if self.storage_conn_id:
-            self._storage = get_storage_credentials(self.storage_conn_id)
-            for location in locations:
-                check_location(self._storage, location)
-                check_access(self._storage, location)
-
-    def storage_options(self) -> dict[str, str] | None:
-        """delta-rs options of this task's storage connection (None without one: the worker's environment)."""
-        return self._storage.storage_options() if self._storage is not None else None
-
-    def on_kill(self) -> None:
-        """Stop the Spark application (local process group, or the cluster's driver/application)."""
-        if self._hook is not None:
-            self._hook.on_kill()

@@ -79,6 +79,9 @@ SUITE_SCHEMA = 1
 #: The placeholder a per-contract output table carries in a task with several contracts.
 CONTRACT_PLACEHOLDER = "{contract}"
 
+#: What the operator's ``finish_run`` gives for one run: (its summary, its lineage entry).
+RunOutcome = tuple[dict[str, Any], dict[str, Any]]
+
 _RANK = {DECISION_PASS: 0, DECISION_QUARANTINE: 1, DECISION_GATE: 2}
 _STATUS_RANK = {"passed": 0, "failed": 1, "error": 2}
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -103,14 +106,8 @@ class SuiteHost(Protocol):
     ) -> JobHook: ...
     def submit(self, hook: JobHook, what: str) -> dict[str, Any] | None: ...
     def finish_run(
-        self,
-        context: Context,
-        contract: Contract,
-        spec: RunSpec,
-        warehouse: str,
-        reported: dict[str, Any] | None,
-        started_at: dt.datetime,
-    ) -> tuple[dict[str, Any], dict[str, Any]]: ...
+        self, context: Context, contract: Contract, spec: RunSpec, warehouse: str, reported: Any, started: dt.datetime
+    ) -> RunOutcome: ...
     def emit_suite_verdict(
         self, context: Context, combined: Mapping[str, Any], reported: Mapping[Any, Any], warehouse: str | None = None
     ) -> None: ...
