@@ -190,31 +190,27 @@ def test_pass_publishes_everything(pipeline, env, watch_execute):
 
 def _readback_refuses_missing_or_miscounted_rows(summary: dict[str, Any], warehouse: Path) -> None:
     """The operator never builds an XCom the table does not back: no rows, or a count mismatch, fails."""
+    import dataclasses
+
     from airflow_dq_contracts.contract import load_contract
-    from airflow_dq_contracts.operators.contract_check import collect_summary
-    from airflow_dq_contracts.version_compat import AirflowException
+    from airflow_dq_contracts.runs import ReadBackError, RunTables, collect_summary
+    from airflow_dq_contracts.runspec import RunSpec
 
     contract = load_contract(str(EXAMPLES / "contracts" / "orders.yaml"))
     now = dt.datetime.now(UTC)
-    common = dict(
-        dataset="d",
-        results_table=str(warehouse / "dq_results"),
-        quarantine_table=None,
-        valid_table=None,
-        warehouse=str(warehouse),
-        filter=None,
-        started_at=now,
-        finished_at=now,
-    )
-    rebuilt = collect_summary(contract, run_id=summary["run_id"], **common)
+    spec = RunSpec.for_contract(contract, input_path="d", run_id=summary["run_id"])
+    tables = RunTables.of(str(warehouse / "dq_results"), None, None, warehouse=str(warehouse))
+    times = dict(started_at=now, finished_at=now)
+    rebuilt = collect_summary(contract, spec, tables, **times)
     assert rebuilt["checks"] == summary["checks"]
-    with pytest.raises(AirflowException, match="holds no rows for run dq-nope"):
-        collect_summary(contract, run_id="dq-nope", **common)
+    with pytest.raises(ReadBackError, match="holds no rows for run dq-nope"):
+        collect_summary(contract, dataclasses.replace(spec, run_id="dq-nope"), tables, **times)
     held = len(summary["checks"])  # the checks of orders.yaml (26 before its volume baseline)
-    with pytest.raises(AirflowException, match=f"the job reported {held + 1} check results .* holds {held}"):
-        collect_summary(contract, run_id=summary["run_id"], reported={"checks": held + 1}, **common)
-    with pytest.raises(AirflowException, match="cannot read run .* back from its Delta tables: .*does not exist"):
-        collect_summary(contract, run_id=summary["run_id"], **{**common, "results_table": str(warehouse / "nope")})
+    with pytest.raises(ReadBackError, match=f"the job reported {held + 1} check results .* holds {held}"):
+        collect_summary(contract, spec, tables, reported={"checks": held + 1}, **times)
+    nowhere = RunTables.of(str(warehouse / "nope"), None, None, warehouse=str(warehouse))
+    with pytest.raises(ReadBackError, match="cannot read run .* back from its Delta tables: .*does not exist"):
+        collect_summary(contract, spec, nowhere, **times)
 
 
 def test_quarantine_sets_bad_rows_aside_and_a_retry_leaves_one_copy(pipeline, env, watch_execute, monkeypatch):

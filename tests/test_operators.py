@@ -237,7 +237,7 @@ def test_contract_file_is_found_read_and_rendered_as_a_template(tmp_path):
     assert op.contract == GOOD.replace("{{ ds }}", "2024-05-01")
     assert op.filter == "order_date = '2024-05-01'"
     assert op.reference_time == "2024-05-02 00:00:00+00:00"
-    assert op._reference_time() == "2024-05-02T00:00:00Z"
+    assert op._reference_time() == dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc)
     contract, text = op.load_contract()
     assert [c.name for c in contract.all_checks()] == ["Order ID is unique", "Day is 2024-05-01"]
     assert text == op.contract
@@ -326,8 +326,8 @@ def test_invalid_contract_fails_fast_with_every_problem_located(tmp_path):
 @pytest.mark.parametrize(
     "value,expected",
     [
-        ("2024-05-02T00:00:00+02:00", "2024-05-01T22:00:00Z"),
-        ("2024-05-02 00:00:00", "2024-05-02T00:00:00Z"),  # naive = UTC
+        ("2024-05-02T00:00:00+02:00", dt.datetime(2024, 5, 1, 22, tzinfo=dt.timezone.utc)),
+        ("2024-05-02 00:00:00", dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc)),  # naive = UTC
         ("None", None),  # a run without a data interval
         ("", None),
         (None, None),
@@ -341,7 +341,7 @@ def test_reference_time_normalisation(tmp_path, value, expected):
 @pytest.mark.parametrize(
     "interval_end,expected",
     [
-        (dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc), "2024-05-02T00:00:00Z"),  # a scheduled run
+        (dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc), dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc)),  # scheduled
         (None, None),  # Airflow 3.1 without a logical date: the name is there, the value None
         ("absent", None),  # Airflow 3.0 without a logical date: the name is not in the context at all
     ],

@@ -77,8 +77,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from airflow_dq_contracts.engine.cli_run import run_from_cli
+    from airflow_dq_contracts.runs.spec import spec_from_args
 
-    return run_from_cli(args)
+    return run_from_cli(args, spec_from_args)
 
 
 def build_parser() -> argparse.ArgumentParser:

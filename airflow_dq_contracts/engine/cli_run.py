@@ -1,8 +1,8 @@
 """``dq-contracts run`` (DESIGN §7): the command line → one :class:`~airflow_dq_contracts.runspec.RunSpec` → a run.
 
-The CLI half of the engine: :func:`run_from_cli` builds the run's spec from the parsed arguments
-once (the one place ``--reference NAME=PATH[:FORMAT]`` is parsed), validates it once against the
-contract, starts a local SparkSession (its log in a file, progress lines on stderr) and calls
+The CLI half of the engine: :func:`run_from_cli` has the run's spec built from the parsed arguments
+once by the function it is given (``dq-contracts`` passes :func:`airflow_dq_contracts.runs.spec.spec_from_args`,
+the spec building the operator shares), validated once against the contract, starts a local SparkSession (its log in a file, progress lines on stderr) and calls
 :func:`~airflow_dq_contracts.engine.runner.run_contract`; the summary JSON goes to ``--json-out``.
 Only ``airflow_dq_contracts.cli`` imports this module (never the Airflow side).
 
@@ -11,7 +11,7 @@ Exit codes: 0 pass or quarantine · 1 invalid contract or arguments · 3 gate ·
 Example::
 
     from airflow_dq_contracts.cli.main import build_parser
-    code = run_from_cli(build_parser().parse_args(["run", "orders.yaml", "--input", "/data/orders"]))
+    code = run_from_cli(build_parser().parse_args(["run", "orders.yaml", "--input", "/data/orders"]), spec_from_args)
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -31,7 +31,7 @@ from pyspark.sql import SparkSession
 from airflow_dq_contracts.contract import ContractValidationError, load_contract
 from airflow_dq_contracts.contract.model import Contract
 from airflow_dq_contracts.results import DECISION_GATE, ContractResult
-from airflow_dq_contracts.runspec import ReferenceOverride, RunSpec, RunSpecError, parse_reference_override
+from airflow_dq_contracts.runspec import RunSpec, RunSpecError
 from airflow_dq_contracts.runtime.jars import JarResolutionError
 from airflow_dq_contracts.storage.s3 import mentions_s3, parse_storage_options, storage_environment
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
@@ -61,34 +61,6 @@ CLI_OPTIONS = {
     "filter": "--filter",
     "run_id": "--run-id",
 }
-
-
-def spec_from_args(args: argparse.Namespace, contract: Contract) -> RunSpec:
-    """The run ``dq-contracts run`` describes, checked against ``contract``; :class:`RunSpecError` if it cannot be.
-
-    Example::
-
-        spec = spec_from_args(build_parser().parse_args(["run", "c.yaml", "--reference", "dim=/d:parquet"]),
-                              contract)
-        spec.references   # {'dim': ReferenceOverride(path='/d', format='parquet')}
-    """
-    references: dict[str, ReferenceOverride] = {}
-    for item in getattr(args, "reference", None) or []:
-        name, path, fmt = parse_reference_override(item)
-        references[name] = ReferenceOverride(path, fmt)  # the last one given wins
-    return RunSpec.for_contract(
-        contract,
-        input_path=args.input,
-        input_format=args.input_format,
-        table=args.table,
-        filter=args.filter,
-        reference_time=args.reference_time,
-        run_id=args.run_id,
-        results_table=args.results_table,
-        quarantine_table=args.quarantine_table,
-        valid_table=args.valid_table,
-        references=references,
-    )
 
 
 def _cli_message(exc: RunSpecError) -> str:
@@ -213,8 +185,10 @@ def _print_outcome(result: ContractResult, out: Any) -> None:
             )
 
 
-def run_from_cli(args: argparse.Namespace) -> int:
+def run_from_cli(args: argparse.Namespace, spec_of: Callable[[argparse.Namespace, Contract], RunSpec]) -> int:
     """``dq-contracts run`` (DESIGN §7). Returns the exit code; never lets a traceback through.
+
+    ``spec_of`` builds the run's spec from ``args`` and the contract (raising ``RunSpecError``).
 
     0 pass or quarantine · 1 invalid contract or arguments · 3 gate · 4 the run failed.
     """
@@ -242,7 +216,7 @@ def run_from_cli(args: argparse.Namespace) -> int:
     restore = contextlib.ExitStack()  # the environment as it was, once the run is over
     restore.enter_context(storage_environment(storage))
     try:
-        spec = spec_from_args(args, contract)
+        spec = spec_of(args, contract)
         _conf_pairs(getattr(args, "conf", None))
         say(
             f"contract {contract.name} {contract.version or ''}".rstrip()

@@ -51,6 +51,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -78,6 +79,9 @@ SUITE_SCHEMA = 1
 #: The placeholder a per-contract output table carries in a task with several contracts.
 CONTRACT_PLACEHOLDER = "{contract}"
 
+#: What the operator's ``finish_run`` gives for one run: (its summary, its lineage entry).
+RunOutcome = tuple[dict[str, Any], dict[str, Any]]
+
 _RANK = {DECISION_PASS: 0, DECISION_QUARANTINE: 1, DECISION_GATE: 2}
 _STATUS_RANK = {"passed": 0, "failed": 1, "error": 2}
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -101,7 +105,9 @@ class SuiteHost(Protocol):
         self, application_args: list[str], files: list[str], warehouse: str, run_id: str | None = None
     ) -> JobHook: ...
     def submit(self, hook: JobHook, what: str) -> dict[str, Any] | None: ...
-    def run_report(self, context: Context, summary: dict[str, Any], warehouse: str) -> str | None: ...
+    def finish_run(
+        self, context: Context, contract: Contract, spec: RunSpec, warehouse: str, reported: Any, started: dt.datetime
+    ) -> RunOutcome: ...
     def emit_suite_verdict(
         self, context: Context, combined: Mapping[str, Any], reported: Mapping[Any, Any], warehouse: str | None = None
     ) -> None: ...
@@ -256,12 +262,10 @@ def describe_suite(summary: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------------------- the task
 
 
-def run_suite_task(
-    operator: SuiteHost, context: Context, warehouse: str, collect: Callable[..., dict[str, Any]]
-) -> dict[str, Any]:
+def run_suite_task(operator: SuiteHost, context: Context, warehouse: str) -> dict[str, Any]:
     """Validate every contract, submit one application, read each run back, push and return the suite summary.
 
-    ``collect`` is the operator's read-back of one run (``contract_check.collect_summary``).
+    Each run is read back and reported by the operator's ``finish_run``, as a run alone.
     """
     started_at = utcnow()
     loaded = [(*operator.load_contract(source, origin), origin) for source, origin in operator.contract_sources()]
@@ -304,7 +308,6 @@ def run_suite_task(
     summaries: list[dict[str, Any]] = []
     lineage: list[dict[str, Any]] = []  # what each contract checked and wrote (OpenLineage)
     for contract, spec in members:
-        assert spec.run_id is not None and spec.results_table is not None  # set by run_spec
         entry = entries.get(spec.run_id)
         error = (entry or {}).get("error")
         if error is not None:
@@ -313,34 +316,12 @@ def run_suite_task(
             operator.log.warning("Contract %s: no result (%s)", contract.name, message)
             continue
         try:
-            summary = collect(
-                contract,
-                run_id=spec.run_id,
-                dataset=spec.dataset or "",
-                results_table=spec.results_table,
-                quarantine_table=spec.quarantine_table,
-                valid_table=spec.valid_table,
-                warehouse=warehouse,
-                filter=spec.filter,
-                started_at=started_at,
-                finished_at=utcnow(),
-                reported=entry,
-            )
+            summary, checked = operator.finish_run(context, contract, spec, warehouse, entry, started_at)
         except AirflowException as exc:  # its rows are not there: that contract's error, not the others'
             summaries.append(error_summary(contract, spec, str(exc), at=format_time(utcnow())))
             continue
-        summary["report"] = operator.run_report(context, summary, warehouse)
         summaries.append(summary)
-        outputs = [t for t in (spec.results_table, spec.quarantine_table, spec.valid_table) if t]
-        lineage.append(
-            {
-                "contract": contract,
-                "summary": summary,
-                "table": spec.table,
-                "input_path": spec.input_path,
-                "outputs": outputs,
-            }
-        )
+        lineage.append(checked)
 
     operator.record_lineage(lineage, warehouse)
     combined = suite_summary(task_run_id, summaries, format_time(started_at), format_time(utcnow()))

@@ -4,6 +4,8 @@ The values come from :mod:`airflow_dq_contracts.interop.lineage` (plain Python, 
 rows); this module only wraps them in the OpenLineage client's classes, imported lazily so that the
 operator module imports without the provider. No pyspark, no extra Spark work.
 
+The operator gets ``get_openlineage_facets_on_complete`` from :class:`LineageMixin`.
+
 Example (what the provider's listener does after ``execute``)::
 
     lineage = check_task.get_openlineage_facets_on_complete(task_instance)
@@ -17,6 +19,7 @@ from typing import Any
 
 from airflow_dq_contracts.contract import Contract
 from airflow_dq_contracts.interop import lineage
+from airflow_dq_contracts.runs.tables import lineage_locations
 
 
 def _dataset(
@@ -108,3 +111,47 @@ def merge_lineage(each: list[Any]) -> Any:
         for dataset in one.outputs:
             outputs.setdefault((dataset.namespace, dataset.name), dataset)
     return OperatorLineage(inputs=[d for one in each for d in one.inputs], outputs=list(outputs.values()))
+
+
+def task_lineage(runs: list[dict[str, Any]], warehouse: str | None) -> Any:
+    """The ``OperatorLineage`` of a task's runs: each ``{"contract", "summary", "table", "input_path", "outputs"}``,
+    its outputs resolved table values (or names, resolved here once)."""
+    each = []
+    for run in runs:  # one per contract (several in one task)
+        input_location, outputs = lineage_locations(run["table"], run["input_path"], run["outputs"], warehouse)
+        each.append(
+            operator_lineage(
+                run["contract"],
+                run["summary"],
+                input_location=input_location,
+                input_table=run["table"],
+                outputs=outputs,
+            )
+        )
+    return merge_lineage(each)
+
+
+class LineageMixin:
+    """What :class:`~airflow_dq_contracts.operators.contract_check.ContractCheckOperator` tells OpenLineage."""
+
+    _lineage: dict[str, Any] | None = None  # what the last execute() checked and wrote
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage facets of the run (called by the OpenLineage provider; also on a gate failure).
+
+        The checked dataset is the input, with ``dataQualityAssertions`` (one per check) and
+        ``dataQualityMetrics`` (row count and the column statistics the run measured), all read
+        from this run's result rows; the results/quarantine/valid tables are the outputs. Returns
+        None when nothing ran or the OpenLineage packages are not installed.
+        """
+        state = self._lineage
+        if state is None or not state["runs"]:
+            return None
+        try:
+            return task_lineage(state["runs"], state["warehouse"])
+        except ImportError:
+            return None  # the OpenLineage provider is optional: silent without it
+
+    def record_lineage(self, runs: list[dict[str, Any]], warehouse: str) -> None:
+        """What this execute() checked and wrote, per contract, for :meth:`get_openlineage_facets_on_complete`."""
+        self._lineage = {"runs": runs, "warehouse": warehouse}
