@@ -212,6 +212,23 @@ def _readback_refuses_missing_or_miscounted_rows(summary: dict[str, Any], wareho
     with pytest.raises(ReadBackError, match="cannot read run .* back from its Delta tables: .*does not exist"):
         collect_summary(contract, spec, nowhere, **times)
 
+    # The operator module's collect_summary (its signature before the runs package) answers the same.
+    from airflow_dq_contracts.operators.contract_check import collect_summary as operator_collect_summary
+    from airflow_dq_contracts.version_compat import AirflowException
+
+    common = dict(
+        dataset="d",
+        results_table=str(warehouse / "dq_results"),
+        quarantine_table=None,
+        valid_table=None,
+        warehouse=str(warehouse),
+        filter=None,
+        **times,
+    )
+    assert operator_collect_summary(contract, run_id=summary["run_id"], **common)["checks"] == summary["checks"]
+    with pytest.raises(AirflowException, match="holds no rows for run dq-nope"):
+        operator_collect_summary(contract, run_id="dq-nope", **common)
+
 
 def test_quarantine_sets_bad_rows_aside_and_a_retry_leaves_one_copy(pipeline, env, watch_execute, monkeypatch):
     """The first attempt runs the job to the end, then dies; the retry must replace, not add."""

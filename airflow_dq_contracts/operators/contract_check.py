@@ -61,7 +61,7 @@ from typing import Any
 from airflow_dq_contracts.contract import Contract
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.operators.assets import ContractAssetsMixin, search_folders
-from airflow_dq_contracts.operators.contract_job import ContractJobMixin
+from airflow_dq_contracts.operators.contract_job import ContractJobMixin, collect_summary
 from airflow_dq_contracts.operators.contract_source import ContractSourceMixin, contract_argument
 from airflow_dq_contracts.operators.contract_suite import RunOutcome, run_suite_task
 from airflow_dq_contracts.operators.openlineage import LineageMixin
@@ -84,7 +84,13 @@ from airflow_dq_contracts.timeutil import format_time, utcnow
 from airflow_dq_contracts.version_compat import AirflowException, AirflowFailException, BaseOperator, Context
 
 # The default tables' names, imported from here by DAGs and scripts (their home: storage.naming).
-__all__ = ["ContractCheckOperator", "default_quarantine_table", "default_results_table", "default_warehouse"]
+__all__ = [
+    "ContractCheckOperator",
+    "collect_summary",
+    "default_quarantine_table",
+    "default_results_table",
+    "default_warehouse",
+]
 
 
 class ContractCheckOperator(ContractSourceMixin, ContractJobMixin, LineageMixin, ContractAssetsMixin, BaseOperator):

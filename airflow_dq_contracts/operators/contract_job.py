@@ -8,16 +8,19 @@ and the storage connection's credentials, looked up and tried before anything is
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
+from airflow_dq_contracts.contract import Contract
 from airflow_dq_contracts.hooks.errors import ContractJobError
 from airflow_dq_contracts.hooks.storage import StorageCredentials, check_access, check_location, get_storage_credentials
 from airflow_dq_contracts.hooks.transport import JobHook, JobRequest, build_job_hook
-from airflow_dq_contracts.runs import warm_read_back
+from airflow_dq_contracts.runs import ReadBackError, read_back, warm_read_back
+from airflow_dq_contracts.runspec import RunSpec
 from airflow_dq_contracts.storage.s3 import needs_s3
 from airflow_dq_contracts.version_compat import AirflowException, AirflowFailException
 
-__all__ = ["ContractJobMixin"]
+__all__ = ["ContractJobMixin", "collect_summary"]
 
 
 class ContractJobMixin:
@@ -89,3 +92,46 @@ class ContractJobMixin:
         """Stop the Spark application (local process group, or the cluster's driver/application)."""
         if self._hook is not None:
             self._hook.on_kill()
+
+
+def collect_summary(
+    contract: Contract,
+    *,
+    run_id: str,
+    dataset: str,
+    results_table: str,
+    quarantine_table: str | None,
+    valid_table: str | None,
+    warehouse: str,
+    filter: str | None,  # noqa: A002 - the operator's name for it
+    started_at: dt.datetime,
+    finished_at: dt.datetime,
+    reported: dict[str, Any] | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The XCom summary of one run read back from its tables, as the operator module offered it before #33.
+
+    Kept for callers of ``operators.contract_check.collect_summary``: the work is
+    :func:`airflow_dq_contracts.runs.read_back`'s; a run the tables do not back fails as an
+    ``AirflowException`` with its reason.
+    """
+    spec = RunSpec(
+        run_id=run_id,
+        filter=filter,
+        results_table=results_table,
+        quarantine_table=quarantine_table,
+        valid_table=valid_table,
+    )
+    try:
+        summary, _ = read_back(
+            contract,
+            spec,
+            warehouse,
+            started_at=started_at,
+            finished_at=finished_at,
+            reported=reported,
+            storage_options=storage_options,
+        )
+    except ReadBackError as exc:
+        raise AirflowException(str(exc)) from None
+    return {**summary, "dataset": dataset}
