@@ -57,7 +57,7 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_dq_contracts.contract.timeliness import age_hours, check_granularity, count_gaps
-from airflow_dq_contracts.storage.locations import WAREHOUSE_ENV, StoreError, normalise_location, resolve_location
+from airflow_dq_contracts.storage.locations import WAREHOUSE_ENV, StoreError, TableLocation, resolve_location
 from airflow_dq_contracts.store.delta import open_table, table_exists
 from airflow_dq_contracts.store.tablemeta.parquet_dir import (
     HIVE_NULL,
@@ -202,6 +202,14 @@ query_extreme = _query_extreme
 query_column = _query_column
 
 
+def _where(path: TableLocation | str, storage_options: Mapping[str, str] | None) -> TableLocation:
+    """The table as a value: a :class:`TableLocation` used as given (never normalised again; ``storage_options``
+    only when it carries none), a path or URI normalised here, once."""
+    if isinstance(path, TableLocation):
+        return TableLocation.of(path, storage_options=storage_options)
+    return TableLocation.at(path, storage_options=storage_options)
+
+
 def _open_log(location: str, storage_options: Mapping[str, str] | None, *, without_files: bool = False) -> Any:
     """The table whose log :func:`table_exists` just found; a log that cannot be opened after all (a writer
     creating the table, a corrupt or unreachable log) is "not found" to a sensor, which may wait for it."""
@@ -214,7 +222,7 @@ def _open_log(location: str, storage_options: Mapping[str, str] | None, *, witho
 
 
 def newest_timestamp(
-    path: str,
+    path: TableLocation | str,
     column: str,
     aggregation: str = "max",
     *,
@@ -224,7 +232,8 @@ def newest_timestamp(
     """Newest (``max``) or oldest (``min``) value of ``column``, from metadata.
 
     See the module docstring for how statistics, partition values and the narrow fallback read
-    combine. Raises :class:`TableNotFoundError`, :class:`ColumnNotFoundError` or
+    combine. ``path`` is a path/URI or a resolved :class:`TableLocation` (read where it says, with its
+    options). Raises :class:`TableNotFoundError`, :class:`ColumnNotFoundError` or
     :class:`ColumnTypeError` (the column is not a timestamp/date, or a partition value is no time).
 
     Example::
@@ -234,7 +243,8 @@ def newest_timestamp(
     """
     check_aggregation(aggregation)
     started = time.perf_counter()
-    location = normalise_location(path)
+    where = _where(path, storage_options)
+    location, storage_options = where.uri, where.options
     if not table_exists(location, storage_options):
         measurement = parquet_newest(location, column, aggregation, storage_options)
         return dataclasses.replace(measurement, elapsed_seconds=time.perf_counter() - started)
@@ -369,7 +379,7 @@ def newest_timestamp(
     )
 
 
-def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = None) -> Measurement:
+def last_commit_time(path: TableLocation | str, *, storage_options: Mapping[str, str] | None = None) -> Measurement:
     """Time of the table's latest commit (Delta), or the newest data file's mtime (Parquet).
 
     Example::
@@ -377,7 +387,8 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
         last_commit_time("/lake/orders").value   # datetime of the last write, UTC
     """
     started = time.perf_counter()
-    location = normalise_location(path)
+    where = _where(path, storage_options)
+    location, storage_options = where.uri, where.options
     if not table_exists(location, storage_options):
         files = list_parquet_files(location, storage_options)
         newest = max((f.mtime for f in files if f.mtime is not None), default=None)
@@ -419,7 +430,9 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
 # Partition values
 
 
-def partition_values(path: str, column: str, *, storage_options: Mapping[str, str] | None = None) -> PartitionListing:
+def partition_values(
+    path: TableLocation | str, column: str, *, storage_options: Mapping[str, str] | None = None
+) -> PartitionListing:
     """Distinct values of partition column ``column``: from the Delta log, or from Hive paths.
 
     Raises :class:`NotPartitionedError` for a table not partitioned by ``column``.
@@ -429,7 +442,8 @@ def partition_values(path: str, column: str, *, storage_options: Mapping[str, st
         partition_values("/lake/orders", "order_date").values   # (date(2024, 1, 1), ...)
     """
     started = time.perf_counter()
-    location = normalise_location(path)
+    where = _where(path, storage_options)
+    location, storage_options = where.uri, where.options
     if not table_exists(location, storage_options):
         listing = hive_partition_values(location, column, storage_options)
         return dataclasses.replace(listing, elapsed_seconds=time.perf_counter() - started)
@@ -481,7 +495,7 @@ def _reference(reference_time: dt.datetime | str | None) -> dt.datetime:
 
 
 def evaluate_freshness(
-    path: str,
+    path: TableLocation | str,
     timestamp_column: str | None,
     max_age_hours: float,
     *,
@@ -539,7 +553,7 @@ def evaluate_freshness(
 
 
 def evaluate_completeness(
-    path: str,
+    path: TableLocation | str,
     partition_column: str,
     granularity: str,
     *,
@@ -619,10 +633,10 @@ class FreshnessQuery:
         object.__setattr__(self, "storage_options", dict(self.storage_options) if self.storage_options else None)
         object.__setattr__(self, "exact", bool(self.exact))
 
-    def evaluate(self) -> FreshnessResult:
-        """Look at the table once (blocking: delta-rs reads the log)."""
+    def evaluate(self, where: TableLocation | None = None) -> FreshnessResult:
+        """Look at the table once (blocking: delta-rs reads the log); ``where``: :attr:`path` resolved by the caller."""
         return evaluate_freshness(
-            self.path,
+            where or self.path,
             self.timestamp_column,
             self.max_age_hours,
             aggregation=self.aggregation,
@@ -659,10 +673,10 @@ class CompletenessQuery:
         object.__setattr__(self, "allow_future_gaps", bool(self.allow_future_gaps))
         object.__setattr__(self, "storage_options", dict(self.storage_options) if self.storage_options else None)
 
-    def evaluate(self) -> CompletenessResult:
-        """Look at the table once (blocking: delta-rs reads the log)."""
+    def evaluate(self, where: TableLocation | None = None) -> CompletenessResult:
+        """Look at the table once (blocking: delta-rs reads the log); ``where``: :attr:`path` resolved by the caller."""
         return evaluate_completeness(
-            self.path,
+            where or self.path,
             self.partition_column,
             self.granularity,
             lookback_days=self.lookback_days,
