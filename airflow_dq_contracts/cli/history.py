@@ -24,6 +24,7 @@ import os
 import sys
 
 from airflow_dq_contracts.results import format_time
+from airflow_dq_contracts.storage.s3 import add_storage_option_argument
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -41,14 +42,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--days", type=int, default=90, help="window, counted back from the newest reference time (default 90)"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument(
-        "--storage-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="delta-rs storage option (object_store names, e.g. AWS_ENDPOINT_URL=…), over the standard AWS_* "
-        "environment; repeatable; values are never printed",
-    )
+    add_storage_option_argument(parser)
     parser.set_defaults(func=run)
 
 

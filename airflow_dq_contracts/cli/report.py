@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from airflow_dq_contracts.storage.s3 import add_storage_option_argument
+
 EXIT_OK = 0
 EXIT_FAILED = 4
 
@@ -27,14 +29,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="quarantine table for row samples (default: the one in the contract registry)",
     )
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the HTML")
-    parser.add_argument(
-        "--storage-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="delta-rs storage option (object_store names, e.g. AWS_ENDPOINT_URL=…), over the standard AWS_* "
-        "environment; repeatable; values are never printed",
-    )
+    add_storage_option_argument(parser)
     parser.set_defaults(func=run)
 
 

@@ -43,15 +43,8 @@ from airflow_dq_contracts.storage.connections import (
     credentials_from_connection,
 )
 from airflow_dq_contracts.storage.locations import TableLocation
-from airflow_dq_contracts.store.tablemeta import (
-    CompletenessQuery,
-    CompletenessResult,
-    DeltaMetadataError,
-    FreshnessQuery,
-    FreshnessResult,
-    TableNotFoundError,
-    access_refused,
-)
+from airflow_dq_contracts.store import tablemeta
+from airflow_dq_contracts.store.tablemeta import CompletenessQuery, CompletenessResult, FreshnessQuery, FreshnessResult
 from airflow_dq_contracts.timeutil import to_utc, utcnow
 from airflow_dq_contracts.version_compat import BaseTrigger, TriggerEvent, aget_connection, mask_secret
 
@@ -168,9 +161,9 @@ class MetadataPollTrigger(BaseTrigger):
         where = self._where or TableLocation.at(self.query.path, storage_options=self.query.storage_options)
         try:
             return self.query.evaluate(where)
-        except DeltaMetadataError:
+        except tablemeta.DeltaMetadataError:
             if self.storage_conn_id:  # a refused secret is not "no table yet": never wait for it
-                reason = access_refused(where.uri, where.options)
+                reason = tablemeta.access_refused(where.uri, where.options)
                 if reason:
                     raise StorageConnectionError(
                         f"storage connection {self.storage_conn_id!r} is refused at {where.uri}: {reason}"
@@ -191,12 +184,12 @@ class MetadataPollTrigger(BaseTrigger):
             poll += 1
             try:
                 result = await asyncio.to_thread(self._evaluate)
-            except TableNotFoundError as exc:
+            except tablemeta.TableNotFoundError as exc:
                 if self.fail_on_missing_table:
                     yield _error_event(exc)
                     return
                 self.log.info("poll %d: table not there yet (%s); next poll in %gs", poll, exc, self.poke_interval)
-            except DeltaMetadataError as exc:
+            except tablemeta.DeltaMetadataError as exc:
                 yield _error_event(exc)
                 return
             except Exception as exc:  # noqa: BLE001 - surfaced to the task, never swallowed

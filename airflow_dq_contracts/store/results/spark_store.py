@@ -26,7 +26,6 @@ Example::
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,7 +37,7 @@ from airflow_dq_contracts.store.results import registry
 from airflow_dq_contracts.store.results import spark_registry as registry_sink
 from airflow_dq_contracts.store.results import spark_writes as spark_results
 from airflow_dq_contracts.store.results.delta_store import DeltaResultsStore
-from airflow_dq_contracts.store.results.port import ResultsStore
+from airflow_dq_contracts.store.results.port import Columns, HistoryRows, ResultsStore, TimeBound
 from airflow_dq_contracts.store.results.spark_history import load_history
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
@@ -95,14 +94,9 @@ class SparkResultsStore(ResultsStore):
         return [r for r in records if contract_name is None or r.contract_name == contract_name]
 
     def read_history(
-        self,
-        contract_name: str,
-        *,
-        since: dt.datetime | None = None,
-        until: dt.datetime | None = None,
-        columns: Sequence[str] | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of ``contract_name`` with ``since ≤ reference_time ≤ until`` (a missing table: none)."""
+        self, contract_name: str, *, since: TimeBound = None, until: TimeBound = None, columns: Columns = None
+    ) -> HistoryRows:
+        """See :meth:`ResultsStore.read_history` (:func:`~airflow_dq_contracts.store.results.spark_history.load_history`)."""
         return load_history(self.spark, self.results_table, contract_name, since, until, columns=columns)
 
     def upsert_registry(self, row: Mapping[str, Any]) -> None:

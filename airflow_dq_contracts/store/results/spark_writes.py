@@ -39,22 +39,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, RESULT_COLUMNS, TIME_RESULT_COLUMNS, CheckResult
+from airflow_dq_contracts.store import spark_tables as tables
 from airflow_dq_contracts.store.delta import StoreError
 from airflow_dq_contracts.store.results import driver_commits as delta_commits
 from airflow_dq_contracts.store.results.driver_commits import RESULTS_PARTITION_COLUMNS
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
-from airflow_dq_contracts.store.spark_tables import (
-    SPARK_TYPES,
-    SinkError,
-    SparkTarget,
-    append_rows,
-    check_attempts,
-    check_run_id,
-    quote_identifier,
-    replace_run_rows,
-    resolve_target,
-    with_retries,
-)
+from airflow_dq_contracts.store.spark_tables import SPARK_TYPES, SinkError, SparkTarget, resolve_target
 from airflow_dq_contracts.timeutil import from_epoch_micros
 
 __all__ = ["RESULTS_PARTITION_COLUMNS", "RESULTS_SCHEMA", "committed_version", "read_results", "write_results"]
@@ -147,8 +137,8 @@ def write_results(
         n = write_results(spark, result.checks, "/data/dq/results", run_id=result.run_id)
     """
     resolved = resolve_target(target, "results", capabilities or SessionCapabilities.of(spark))
-    check_run_id(run_id, str(resolved))
-    check_attempts(max_attempts)
+    tables.check_run_id(run_id, str(resolved))
+    tables.check_attempts(max_attempts)
     records = list(records)
     for record in records:
         if not isinstance(record, CheckResult):
@@ -182,11 +172,11 @@ def write_results(
         evolve = _ensure_results_table(spark, resolved)
         # Looked at again on every attempt: only a table holding no row of the run is appended to.
         if resolved.run_absent("run_id", run_id):
-            append_rows(df, resolved, token=token, merge_schema=evolve)
+            tables.append_rows(df, resolved, token=token, merge_schema=evolve)
         else:
-            replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=evolve)
+            tables.replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=evolve)
 
-    with_retries(attempt, resolved, max_attempts)
+    tables.with_retries(attempt, resolved, max_attempts)
     log.info("%s: wrote %d check results of run %s", resolved, len(records), run_id)
     return len(records)
 
@@ -239,7 +229,7 @@ def read_results(
     present = set(df.columns)
     columns: list[Column] = []
     for name, kind in RESULT_COLUMNS:
-        value = F.col(quote_identifier(name)) if name in present else F.lit(None).cast(SPARK_TYPES[kind])
+        value = F.col(tables.quote_identifier(name)) if name in present else F.lit(None).cast(SPARK_TYPES[kind])
         if name in TIME_RESULT_COLUMNS:
             value = F.unix_micros(value)
         columns.append(value.alias(name))

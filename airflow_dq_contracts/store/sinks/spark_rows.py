@@ -244,11 +244,10 @@ def _write_run_rows(
     spark: SparkSession,
     out: DataFrame,
     resolved: SparkTarget,
-    *,
     run_id: str,
     max_attempts: int,
     partition_by: Sequence[str] | None,
-    rows_at_most: int | None = None,
+    rows_at_most: int | None,
 ) -> int:
     """Replace the rows of ``run_id`` in a quarantine/valid table by ``out``; rows written."""
     token = delta_commits.commit_token(resolved.kind, run_id)
@@ -400,15 +399,7 @@ def write_quarantine(
         violations.alias(QUARANTINE_VIOLATIONS),
         F.timestamp_micros(F.lit(micros)).alias(QUARANTINE_AT),
     )
-    return _write_run_rows(
-        spark,
-        out,
-        resolved,
-        run_id=run_id,
-        max_attempts=max_attempts,
-        partition_by=partition_by,
-        rows_at_most=rows_at_most,
-    )
+    return _write_run_rows(spark, out, resolved, run_id, max_attempts, partition_by, rows_at_most)
 
 
 def write_valid(
@@ -455,12 +446,4 @@ def write_valid(
         F.lit(run_id).alias(QUARANTINE_RUN_ID),
         flags.alias(VALID_FLAGS),
     )
-    return _write_run_rows(
-        spark,
-        out,
-        resolved,
-        run_id=run_id,
-        max_attempts=max_attempts,
-        partition_by=partition_by,
-        rows_at_most=rows_at_most,
-    )
+    return _write_run_rows(spark, out, resolved, run_id, max_attempts, partition_by, rows_at_most)
