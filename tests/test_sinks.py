@@ -817,6 +817,7 @@ def test_a_new_table_is_created_as_spark_creates_it_and_small_writes_keep_every_
     ``create_if_missing`` (Spark's ``createIfNotExists``).
     """
     from airflow_dq_contracts.store import registry_sink, spark_results
+    from airflow_dq_contracts.store.spark_remote import SessionCapabilities
     from airflow_dq_contracts.store.spark_tables import resolve_target
 
     sk = sinks()
@@ -871,7 +872,7 @@ def test_a_new_table_is_created_as_spark_creates_it_and_small_writes_keep_every_
 
     # Results and registry: a new local table is created by delta-rs with Spark's metadata.
     results_spark, results_driver = str(tmp_path / "results_spark"), str(tmp_path / "results_driver")
-    resolve_target(results_spark, "results").create_if_missing(
+    resolve_target(results_spark, "results", SessionCapabilities.of(spark)).create_if_missing(
         spark,
         spark_results.RESULTS_SCHEMA,
         delta_commits.RESULTS_PARTITION_COLUMNS,
@@ -885,7 +886,7 @@ def test_a_new_table_is_created_as_spark_creates_it_and_small_writes_keep_every_
     assert as_dicts(sk.read_results(spark, results_driver, "run-1")) == as_dicts(make_records("run-1"))
 
     registry_spark, registry_driver = str(tmp_path / "registry_spark"), str(tmp_path / "registry_driver")
-    resolve_target(registry_spark, "registry").create_if_missing(
+    resolve_target(registry_spark, "registry", SessionCapabilities.of(spark)).create_if_missing(
         spark, registry_sink.REGISTRY_SCHEMA, comment=delta_commits.REGISTRY_DESCRIPTION
     )
     row = {

@@ -24,6 +24,7 @@ import os
 import sys
 
 from airflow_dq_contracts.results import format_time
+from airflow_dq_contracts.storage.s3 import add_storage_option_argument
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -41,14 +42,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--days", type=int, default=90, help="window, counted back from the newest reference time (default 90)"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument(
-        "--storage-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="delta-rs storage option (object_store names, e.g. AWS_ENDPOINT_URL=…), over the standard AWS_* "
-        "environment; repeatable; values are never printed",
-    )
+    add_storage_option_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -61,7 +55,7 @@ def _number(value: float | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """The ``history`` command; returns the exit code (never a traceback)."""
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
-    from airflow_dq_contracts.storage.locations import StoreError
+    from airflow_dq_contracts.storage.locations import StoreError, TableLocation
     from airflow_dq_contracts.storage.s3 import cli_storage_options
     from airflow_dq_contracts.store.results import REPORT_COLUMNS, check_histories, open_results_store
 
@@ -84,9 +78,9 @@ def run(args: argparse.Namespace) -> int:
         name = contract.name
         baselines = {c.check_id: c.baseline for c in contract.all_checks() if c.baseline is not None}
     try:
-        rows = open_results_store(args.results_table, storage_options=options).read_history(
-            name, columns=REPORT_COLUMNS
-        )
+        # The results table resolved once, with the options that reach it, and handed to the store.
+        where = TableLocation.resolve(args.results_table, storage_options=options)
+        rows = open_results_store(where).read_history(name, columns=REPORT_COLUMNS)
     except StoreError as exc:
         print(f"dq-contracts history: {exc}", file=sys.stderr)
         return EXIT_FAILED

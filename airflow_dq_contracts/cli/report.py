@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from airflow_dq_contracts.storage.s3 import add_storage_option_argument
+
 EXIT_OK = 0
 EXIT_FAILED = 4
 
@@ -27,21 +29,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="quarantine table for row samples (default: the one in the contract registry)",
     )
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the HTML")
-    parser.add_argument(
-        "--storage-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="delta-rs storage option (object_store names, e.g. AWS_ENDPOINT_URL=…), over the standard AWS_* "
-        "environment; repeatable; values are never printed",
-    )
+    add_storage_option_argument(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build and write the report; one readable line on failure, never a traceback."""
-    from airflow_dq_contracts.report import build_report, write_report
-    from airflow_dq_contracts.storage.locations import StoreError
+    from airflow_dq_contracts.report import load_report_data, render_report, write_report
+    from airflow_dq_contracts.storage.locations import StoreError, TableLocation
     from airflow_dq_contracts.storage.s3 import cli_storage_options
 
     if args.days < 1:
@@ -53,14 +48,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"dq-contracts report: {exc}", file=sys.stderr)
         return 1
     try:
-        page = build_report(
-            args.results_table,
+        # The results table resolved once, with the options that reach it (the report reads it as given).
+        where = TableLocation.resolve(args.results_table, storage_options=options)
+        data = load_report_data(
+            where,
             args.contract,
             run_id=args.run_id,
             days=args.days,
             quarantine_table=args.quarantine_table,
             storage_options=options,
         )
+        page = render_report(data)
         location = write_report(page, args.output, storage_options=options)
     except (StoreError, OSError, ValueError) as exc:
         print(f"dq-contracts report: {exc}", file=sys.stderr)

@@ -125,10 +125,6 @@ def _start_spark(
     remote = getattr(args, "remote", None)
     if remote:  # --remote: a Spark Connect client, no local JVM (engine/connect_session.py)
         timeout = getattr(args, "connect_timeout", None)
-        if getattr(args, "shared_storage", False):
-            from airflow_dq_contracts.store.spark_remote import declare_shared_storage
-
-            declare_shared_storage(True)
         try:
             spark = remote_session(remote, DEFAULT_CONNECT_TIMEOUT if timeout is None else timeout)
         except ConnectUnreachable as exc:

@@ -436,6 +436,7 @@ def run_contract(
                     spec.quarantine_table,
                     spec.valid_table,
                     say,
+                    capabilities,
                     evaluator.references,
                 )
             if results_table:
@@ -444,7 +445,7 @@ def run_contract(
                 result.finished_at = utcnow()
                 # Through the store's interface: the registry row first (a reader that finds the run's
                 # results also finds its owner, SLA and tables), then the run's rows and their commit.
-                store = sinks.SparkResultsStore(spark, results_table)
+                store = sinks.SparkResultsStore(spark, results_table, capabilities)
                 store.upsert_registry(_registry_row(contract, result, spec.contract_text))
                 result.results_version = store.write_run(result.checks, run_id)
                 say(f"results: {len(result.checks)} rows to {results_table} in {time.perf_counter() - began:.2f} s")
@@ -471,6 +472,7 @@ def _write_rows(
     quarantine_table: str | None,
     valid_table: str | None,
     say: Progress,
+    capabilities: SessionCapabilities,
     references: Mapping[str, DataFrame | str] | None = None,
 ) -> None:
     """Quarantine and valid rows of one run: each table one commit at most, the input read once.
@@ -500,19 +502,26 @@ def _write_rows(
             result.quarantine_table = quarantine_table
             if sets_rows_aside:
                 result.quarantine_rows = sinks.write_quarantine(
-                    spark, quarantined, quarantine_table, run_id=run_id, rows_at_most=result.row_count
+                    spark,
+                    quarantined,
+                    quarantine_table,
+                    run_id=run_id,
+                    rows_at_most=result.row_count,
+                    capabilities=capabilities,
                 )
                 what = f"{result.quarantine_rows} rows"
             else:
                 result.quarantine_rows = 0
-                removed = sinks.clear_run_rows(spark, quarantine_table, kind="quarantine", run_id=run_id)
+                removed = sinks.clear_run_rows(
+                    spark, quarantine_table, kind="quarantine", run_id=run_id, capabilities=capabilities
+                )
                 what = "nothing to set aside" + (" (an earlier attempt's rows removed)" if removed else ", no commit")
             say(f"quarantine write: {what} in {time.perf_counter() - began:.2f} s")
         if valid_table:
             began_valid = time.perf_counter()
             result.valid_table = valid_table
             result.valid_rows = sinks.write_valid(
-                spark, valid, valid_table, run_id=run_id, rows_at_most=result.row_count
+                spark, valid, valid_table, run_id=run_id, rows_at_most=result.row_count, capabilities=capabilities
             )
             say(f"valid write: {result.valid_rows} rows in {time.perf_counter() - began_valid:.2f} s")
     finally:

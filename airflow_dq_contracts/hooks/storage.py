@@ -10,7 +10,7 @@ stay optional: the connection's fields are read here, their hooks are never impo
 Where the credentials go (never the DAG file, a command line, XCom, the results or the trigger table):
 
 * delta-rs on the Airflow side — sensors, the operator's read-back, the report, history:
-  :func:`resolve_storage_options`;
+  :func:`resolve_storage_options`, or the table resolved once with them, :func:`table_location`;
 * the job's process: its environment (:attr:`StorageCredentials.env`, given to spark-submit by
   :class:`~airflow_dq_contracts.hooks.contract_submit.ContractSubmitHook` ``storage_env``);
 * a deferred sensor's trigger: only the connection's *name*; the triggerer looks it up itself.
@@ -27,6 +27,7 @@ from collections.abc import Mapping
 
 from airflow_dq_contracts.storage import connections
 from airflow_dq_contracts.storage.connections import StorageCredentials, credentials_from_connection
+from airflow_dq_contracts.storage.locations import TableLocation
 from airflow_dq_contracts.store import access_refused
 from airflow_dq_contracts.version_compat import AirflowFailException, BaseHook, mask_secret
 
@@ -74,6 +75,22 @@ def resolve_storage_options(
     return creds.storage_options(storage_options)
 
 
+def table_location(
+    location: str, creds: StorageCredentials | None = None, storage_options: Mapping[str, str] | None = None
+) -> TableLocation:
+    """``location`` (a path or URI already resolved) as the value the readers are handed, once: normalised, reached
+    with the connection's options (``creds``, its storage checked) over the raw ``storage_options``.
+
+    >>> table_location("/lake/orders/", storage_options={"timeout": "5s"}).uri
+    '/lake/orders'
+    """
+    where = TableLocation.at(location)
+    if creds is None:
+        return where.with_options(storage_options)
+    check_location(creds, where.uri)
+    return where.with_options(creds.storage_options(storage_options))
+
+
 def check_location(creds: StorageCredentials, location: str | None) -> None:
     """:meth:`StorageCredentials.check_location`, failing the task (no retry) instead of a ``ValueError``."""
     try:
@@ -83,16 +100,23 @@ def check_location(creds: StorageCredentials, location: str | None) -> None:
 
 
 def check_access(
-    creds: StorageCredentials, location: str | None, storage_options: Mapping[str, str] | None = None
+    creds: StorageCredentials,
+    location: TableLocation | str | None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> None:
     """Fail (naming the connection) when the store refuses these credentials at ``location`` (a URI).
 
     A wrong secret otherwise looks like "no table there" to a sensor, and would reach the job.
-    Local paths and table names are not probed.
+    Local paths and table names are not probed. A :class:`TableLocation` (:func:`table_location`) is
+    probed with the options it carries.
     """
+    if isinstance(location, TableLocation):
+        options = location.options
+        location = location.uri
+    else:
+        options = creds.storage_options(storage_options)
     if not location or "://" not in str(location):
         return
-    options = creds.storage_options(storage_options)
     reason = access_refused(str(location), options)
     if reason:
         raise StorageConnectionError(
@@ -129,4 +153,5 @@ __all__ = [
     "get_storage_credentials",
     "mask_credentials",
     "resolve_storage_options",
+    "table_location",
 ]

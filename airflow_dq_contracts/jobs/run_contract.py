@@ -123,18 +123,6 @@ def _shared_storage(args: argparse.Namespace | None) -> bool:
     return bool(getattr(args, "remote", None) and getattr(args, "shared_storage", False))
 
 
-def _declare_storage(args: argparse.Namespace | None) -> None:
-    """``--shared-storage`` with ``--remote``: the client commits the results and registry itself (store/spark_remote.py).
-
-    The store's sinks read this process-wide switch; the engine is handed
-    :class:`~airflow_dq_contracts.store.spark_remote.SessionCapabilities`.
-    """
-    if _shared_storage(args):
-        from airflow_dq_contracts.store.spark_remote import declare_shared_storage
-
-        declare_shared_storage(True)
-
-
 def _session_settings(spark: Any, args: argparse.Namespace | None) -> None:
     """With ``--remote``: the operator's ``spark_conf`` (passed by environment) set on the Connect session."""
     if not getattr(args, "remote", None):
@@ -254,7 +242,6 @@ def run(args: argparse.Namespace) -> int:
         # would be wrong on a cluster, so the submitter passes it explicitly when it wants it.
         # With --remote this process is a Spark Connect client instead (engine/connect_session.py).
         session_started = time.time()
-        _declare_storage(args)
         try:
             spark = job_session(f"dq-contracts:{contract.name}", args.remote, args.connect_timeout, args.connection)
         except ConnectUnreachable as exc:
@@ -313,7 +300,6 @@ def run_suite(suite: SuiteSpec, markers_out: str | None, args: argparse.Namespac
 
         outcomes = load_suite(suite)
         session_started = time.time()
-        _declare_storage(args)
         # --remote: a Spark Connect client (engine/connect_session.py), as for one run.
         remote = getattr(args, "remote", None)
         spark = job_session(

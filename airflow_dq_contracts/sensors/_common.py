@@ -5,18 +5,14 @@ No pyspark here or below: the sensors read Delta metadata with delta-rs.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from airflow_dq_contracts.hooks.storage import check_access, check_location, get_storage_credentials
-from airflow_dq_contracts.store.tablemeta import (
-    DeltaMetadataError,
-    TableNotFoundError,
-    resolve_table_path,
-)
+from airflow_dq_contracts.hooks.storage import check_access, get_storage_credentials, table_location
+from airflow_dq_contracts.storage.locations import TableLocation
+from airflow_dq_contracts.store.tablemeta import DeltaMetadataError, TableNotFoundError
 from airflow_dq_contracts.timeutil import TimeValueError, format_time, to_utc, utcnow
 from airflow_dq_contracts.triggers.delta_metadata import MetadataPollTrigger, MetadataQuery, MetadataResult
 from airflow_dq_contracts.version_compat import (
@@ -187,12 +183,12 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
         return dict(chosen.params), contract.dataset
 
     def _location(self, dataset: Any) -> str:
-        """The table's path, from ``path``, ``table`` or the contract's dataset."""
+        """The table's path, from ``path``, ``table`` or the contract's dataset (a name resolved here, once)."""
         try:
             if self.path:
                 return str(self.path)
             if self.table:
-                return resolve_table_path(str(self.table), self.warehouse)
+                return TableLocation.resolve(str(self.table), self.warehouse).uri
             if dataset is not None:
                 fmt = (getattr(dataset, "format", None) or "delta").lower()
                 if fmt not in SUPPORTED_FORMATS:
@@ -203,7 +199,7 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
                 if getattr(dataset, "path", None):
                     return str(dataset.path)
                 if getattr(dataset, "table", None):
-                    return resolve_table_path(str(dataset.table), self.warehouse)
+                    return TableLocation.resolve(str(dataset.table), self.warehouse).uri
         except DeltaMetadataError as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from None
         raise AirflowFailException(f"{self.task_id}: no path or table to watch")
@@ -216,15 +212,15 @@ class DeltaMetadataSensorBase(BaseSensorOperator):
 
     def _evaluate(self, context: Context) -> MetadataResult:
         query = self._query()
-        if not self.storage_conn_id:
-            return query.evaluate()
-        creds = get_storage_credentials(self.storage_conn_id)  # at each poke: a rotated secret is picked up
-        check_location(creds, query.path)
+        # At each poke: a rotated secret is picked up. The table resolved once, with the connection's options.
+        creds = get_storage_credentials(self.storage_conn_id) if self.storage_conn_id else None
+        where = table_location(query.path, creds, query.storage_options)
         try:
-            return dataclasses.replace(query, storage_options=creds.storage_options(query.storage_options)).evaluate()
+            return query.evaluate(where)
         except DeltaMetadataError:
-            # "No table there" or an unreadable log may be a refused secret: say so, naming the connection.
-            check_access(creds, query.path, query.storage_options)
+            if creds is not None:
+                # "No table there" or an unreadable log may be a refused secret: say so, naming the connection.
+                check_access(creds, where)
             raise
 
     def _trigger(self, context: Context, end_time: str | None) -> MetadataPollTrigger:

@@ -18,22 +18,6 @@ Example::
 
 from __future__ import annotations
 
-from airflow_dq_contracts.storage.locations import (
-    WAREHOUSE_ENV,
-    StoreError,
-    TableLocation,
-    is_path,
-    normalise_location,
-    resolve_location,
-    warehouse_table_path,
-)
+from airflow_dq_contracts.storage.locations import StoreError, TableLocation, is_path, resolve_location
 
-__all__ = [
-    "WAREHOUSE_ENV",
-    "StoreError",
-    "TableLocation",
-    "is_path",
-    "normalise_location",
-    "resolve_location",
-    "warehouse_table_path",
-]
+__all__ = ["StoreError", "TableLocation", "is_path", "resolve_location"]

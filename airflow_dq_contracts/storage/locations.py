@@ -166,6 +166,17 @@ class TableLocation:
         return cls(target=text, uri=resolve_location(text, warehouse), kind=kind, storage_options=options)
 
     @classmethod
+    def at(cls, location: str, *, storage_options: Mapping[str, str] | None = None) -> TableLocation:
+        """A path or URI already resolved (no warehouse lookup), normalised once as delta-rs reads it.
+
+        >>> TableLocation.at("s3://b/t/").uri, TableLocation.at("file:///tmp/t").uri
+        ('s3://b/t', '/tmp/t')
+        """
+        text = str(location).strip()
+        options = {str(k): str(v) for k, v in storage_options.items()} if storage_options else None
+        return cls(target=text, uri=normalise_location(text), kind=KIND_PATH, storage_options=options)
+
+    @classmethod
     def of(
         cls,
         location: TableLocation | str,

@@ -191,6 +191,18 @@ def parse_storage_options(items: Iterable[str] | None) -> dict[str, str]:
     return options
 
 
+def add_storage_option_argument(parser: Any) -> None:
+    """The commands' repeatable ``--storage-option KEY=VALUE`` (read by :func:`cli_storage_options`)."""
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="delta-rs storage option (object_store names, e.g. AWS_ENDPOINT_URL=…), over the standard AWS_* "
+        "environment; repeatable; values are never printed",
+    )
+
+
 def cli_storage_options(
     items: Iterable[str] | None = None, env: Mapping[str, str] | None = None
 ) -> dict[str, str] | None:

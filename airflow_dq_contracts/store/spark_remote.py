@@ -18,20 +18,20 @@ SQL extensions executes (Databricks' included), so on a Connect session
 ==========================  ===============================================================
 
 The driver-side shortcuts of the spark-submit job — delta-rs commits and reads from the driver
-(:mod:`~airflow_dq_contracts.store.delta_commits`) — are off on Connect (:func:`remote_client`): the
-client is not where Spark runs, and a path means what it means *on the server*. Unless the client
-says it sees the server's output paths (:func:`declare_shared_storage`, the job's
-``--shared-storage``): the operator's Connect transport always does, because the operator reads
-every output table back with delta-rs from the same worker (so a worker that did not see them
-could not run a Connect task at all). Then the results table and the registry are committed by
-delta-rs from the client as in a spark-submit job (:func:`client_sees_outputs`), and the client holds
-the machine-wide commit lock around the server's commits to local tables. Inputs are not covered:
-they stay the server's alone.
+(:mod:`~airflow_dq_contracts.store.results.driver_commits`) — are off on Connect
+(:attr:`SessionCapabilities.remote`): the client is not where Spark runs, and a path means what it
+means *on the server*. Unless the client says it sees the server's output paths
+(:attr:`SessionCapabilities.shared_storage`, the job's ``--shared-storage``): the operator's Connect
+transport always does, because the operator reads every output table back with delta-rs from the
+same worker (so a worker that did not see them could not run a Connect task at all). Then the
+results table and the registry are committed by delta-rs from the client as in a spark-submit job
+(:attr:`SessionCapabilities.driver_sees_outputs`), and the client holds the machine-wide commit lock
+around the server's commits to local tables. Inputs are not covered: they stay the server's alone.
 
 What a session can do is decided once, where the session is made (the job's entry, ``dq-contracts
-run``), as a :class:`SessionCapabilities` value that the engine is handed and passes down — it never
-asks a process-wide switch. (:func:`remote_client` and :func:`client_sees_outputs` remain for the
-store's own sinks, which are not handed the value yet.)
+run``), as a :class:`SessionCapabilities` value that the engine and the store's Spark adapters
+(:class:`~airflow_dq_contracts.store.spark_tables.SparkTarget`, the sinks, ``SparkResultsStore``)
+are handed — none of them asks a process-wide switch.
 
 Example::
 
@@ -53,14 +53,11 @@ from pyspark.sql import types as T
 __all__ = [
     "SessionCapabilities",
     "catalog_locations",
-    "client_sees_outputs",
     "create_table_sql",
-    "declare_shared_storage",
     "delete_where",
     "describe_detail",
     "history",
     "is_delta",
-    "remote_client",
     "table_reference",
 ]
 
@@ -106,46 +103,6 @@ def is_connect_session(spark: Any) -> bool:
     False
     """
     return type(spark).__module__.startswith("pyspark.sql.connect")
-
-
-def remote_client() -> bool:
-    """True in a process whose Spark session is a Spark Connect client (PySpark's own switch).
-
-    PySpark sets ``SPARK_CONNECT_MODE_ENABLED`` in the environment of a process that opened a Connect
-    session; the Connect job runs in a process of its own, so the switch is exact there.
-
-    >>> isinstance(remote_client(), bool)
-    True
-    """
-    from pyspark.sql.utils import is_remote
-
-    return bool(is_remote())
-
-
-#: Set by :func:`declare_shared_storage`: this Connect client sees the server's output paths.
-_SHARED_STORAGE = {"declared": False}
-
-
-def declare_shared_storage(shared: bool = True) -> None:
-    """Say whether this Connect client sees the output tables at the paths the server writes them.
-
-    The job's ``--shared-storage`` (passed by the operator's Connect transport, whose read-back
-    needs exactly that) and ``dq-contracts run --remote --shared-storage`` call it. Process-wide,
-    like PySpark's own Connect switch.
-    """
-    _SHARED_STORAGE["declared"] = bool(shared)
-
-
-def client_sees_outputs() -> bool:
-    """True when this process may read and commit the output tables' paths itself with delta-rs.
-
-    Always in a spark-submit driver (the driver is where Spark runs); on Spark Connect only after
-    :func:`declare_shared_storage`.
-
-    >>> declare_shared_storage(False); client_sees_outputs() == (not remote_client())
-    True
-    """
-    return not remote_client() or _SHARED_STORAGE["declared"]
 
 
 def table_reference(path: str | None, name: str | None) -> str:

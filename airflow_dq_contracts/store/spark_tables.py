@@ -2,7 +2,9 @@
 
 The machinery every Spark write of the store shares (results, registry, quarantine and valid rows):
 
-* :func:`resolve_target` — a path/URI or a catalog name as a :class:`SparkTarget`, which can tell
+* :func:`resolve_target` — a path/URI or a catalog name as a :class:`SparkTarget` (with the
+  :class:`~airflow_dq_contracts.store.spark_remote.SessionCapabilities` of the session it is written
+  through: SQL on Spark Connect, delta-rs and the commit lock where this process sees the table), which can tell
   whether its Delta table exists (:meth:`SparkTarget.exists`, waiting out a table another writer is
   creating) and create it with an empty first commit (:meth:`SparkTarget.create_if_missing`).
 * :func:`append_rows`, :func:`replace_where`, :func:`replace_run_rows` — one Delta commit each: a
@@ -22,7 +24,7 @@ and find the winner's table.
 
 Example::
 
-    target = resolve_target("/data/dq/quarantine/orders", "quarantine")
+    target = resolve_target("/data/dq/quarantine/orders", "quarantine", SessionCapabilities.of(spark))
     with_retries(lambda attempt: append_rows(frame, target, token=None, merge_schema=True), target, 8)
 """
 
@@ -49,6 +51,7 @@ from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.commit_lock import local_commit_lock
 from airflow_dq_contracts.store.delta import StoreError, is_path
 from airflow_dq_contracts.store.results import driver_commits as delta_commits
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
 __all__ = [
     "CONFLICT_MARKERS",
@@ -149,12 +152,13 @@ class SinkError(StoreError, RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class SparkTarget:
-    """A resolved sink target: exactly one of ``path`` / ``name`` is set."""
+    """A resolved sink target: exactly one of ``path`` / ``name`` is set; ``capabilities``: its session's."""
 
     text: str
     kind: str  # "results" | "quarantine" | "valid" | "registry", for messages
     path: str | None = None
     name: str | None = None
+    capabilities: SessionCapabilities = SessionCapabilities()
 
     def __str__(self) -> str:
         return f"{self.kind} table {self.text!r}"
@@ -189,7 +193,7 @@ class SparkTarget:
         A path that holds a ``_delta_log`` folder but no readable commit yet is a table another
         writer is creating right now: :class:`TableBeingCreated`, which the write waits out (by time).
         """
-        if spark_remote.remote_client():  # Spark Connect: asked in SQL (store/spark_remote.py)
+        if self.capabilities.remote:  # Spark Connect: asked in SQL (store/spark_remote.py)
             detail = spark_remote.describe_detail(spark, self.sql_reference)
             if detail is not None and str(detail.get("format") or "").lower() != "delta":
                 raise SinkError(f"{self}: the table exists but is not a Delta table", target=self.text)
@@ -230,7 +234,7 @@ class SparkTarget:
         leaves the race to Delta's put-if-absent on ``00000000000000000000.json``: one writer wins,
         the others get a commit conflict, retried, and then find the table.
         """
-        if spark_remote.remote_client():  # Spark Connect: the same empty version 0, in SQL
+        if self.capabilities.remote:  # Spark Connect: the same empty version 0, in SQL
             spark.sql(spark_remote.create_table_sql(self.sql_reference, nullable_type(schema), partition_by, comment))
             return
         builder = DeltaTable.createIfNotExists(spark)
@@ -259,9 +263,9 @@ class SparkTarget:
 
         False — replace, which is always correct — for a catalog name and whenever delta-rs cannot
         tell (see :func:`airflow_dq_contracts.store.delta_commits.run_absent`), and on Spark Connect
-        unless the client sees the server's paths (:func:`~.spark_remote.client_sees_outputs`).
+        unless the client sees the server's paths (:attr:`~.spark_remote.SessionCapabilities.driver_sees_outputs`).
         """
-        if not spark_remote.client_sees_outputs():
+        if not self.capabilities.driver_sees_outputs:
             return False
         return delta_commits.run_absent(self.path, run_column, run_id)
 
@@ -279,10 +283,13 @@ def nullable_type(data_type: T.DataType) -> Any:
     return data_type
 
 
-def resolve_target(target: str, kind: str) -> SparkTarget:
+def resolve_target(target: str, kind: str, capabilities: SessionCapabilities) -> SparkTarget:
     """``target`` (a path/URI, ``~`` expanded, or a catalog table name) as a :class:`SparkTarget` of ``kind``.
 
-    >>> resolve_target("dq.results", "results").name, str(resolve_target("/wh/r", "results"))
+    ``capabilities``: what the session that writes it can do (told by the caller, never asked).
+
+    >>> local = SessionCapabilities()
+    >>> resolve_target("dq.results", "results", local).name, str(resolve_target("/wh/r", "results", local))
     ('dq.results', "results table '/wh/r'")
     """
     if not isinstance(target, str) or not target.strip():
@@ -291,8 +298,8 @@ def resolve_target(target: str, kind: str) -> SparkTarget:
     if is_path(text):
         # s3:// and s3n:// as Spark's S3 filesystem names them (s3a://); the text stays as given.
         path = os.path.expanduser(text) if text.startswith("~") else spark_location(text)
-        return SparkTarget(text=text, kind=kind, path=path)
-    return SparkTarget(text=text, kind=kind, name=text)
+        return SparkTarget(text=text, kind=kind, path=path, capabilities=capabilities)
+    return SparkTarget(text=text, kind=kind, name=text, capabilities=capabilities)
 
 
 def path_state(spark: SparkSession, path: str) -> str:
@@ -419,7 +426,7 @@ def commit_lock(target: SparkTarget) -> contextlib.AbstractContextManager[None]:
     None to hold for a catalog name, another store, or on Spark Connect unless the client sees the
     server's paths (then the server's commit is made under this machine's lock, as any local writer's).
     """
-    if target.path is None or not spark_remote.client_sees_outputs():
+    if target.path is None or not target.capabilities.driver_sees_outputs:
         return contextlib.nullcontext()
     return local_commit_lock(target.path)
 
@@ -543,8 +550,7 @@ def append_rows(df: DataFrame, target: SparkTarget, *, token: str | None, merge_
 
 def rows_committed(spark: SparkSession, target: SparkTarget, token: str) -> int | None:
     """``numOutputRows`` of the commit tagged ``token`` (None if metrics are unavailable)."""
-    remote = spark_remote.remote_client()
-    table = None if remote else target.delta_table(spark)
+    table = None if target.capabilities.remote else target.delta_table(spark)
     # Our commit is normally the newest or nearly; only under heavy concurrency look further back.
     # (history() reads the commit files eagerly, hence the bounded first look.)
     for limit in (25, None):

@@ -33,7 +33,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
@@ -43,15 +42,9 @@ from airflow_dq_contracts.storage.connections import (
     StorageCredentials,
     credentials_from_connection,
 )
-from airflow_dq_contracts.store.tablemeta import (
-    CompletenessQuery,
-    CompletenessResult,
-    DeltaMetadataError,
-    FreshnessQuery,
-    FreshnessResult,
-    TableNotFoundError,
-    access_refused,
-)
+from airflow_dq_contracts.storage.locations import TableLocation
+from airflow_dq_contracts.store import tablemeta
+from airflow_dq_contracts.store.tablemeta import CompletenessQuery, CompletenessResult, FreshnessQuery, FreshnessResult
 from airflow_dq_contracts.timeutil import to_utc, utcnow
 from airflow_dq_contracts.version_compat import BaseTrigger, TriggerEvent, aget_connection, mask_secret
 
@@ -108,8 +101,8 @@ class MetadataPollTrigger(BaseTrigger):
         self.fail_on_missing_table = bool(fail_on_missing_table)
         self.end_time = end_time
         self.storage_conn_id = storage_conn_id or None
-        # The query with the connection's credentials, resolved in the triggerer (never serialised).
-        self._resolved: MetadataQuery | None = None
+        # The query's table resolved once, with the connection's credentials, in the triggerer (never serialised).
+        self._where: TableLocation | None = None
 
     @classmethod
     def for_query(
@@ -151,28 +144,29 @@ class MetadataPollTrigger(BaseTrigger):
             return None
         return to_utc(self.end_time)
 
-    async def _resolve(self) -> None:
-        """The query with the storage connection's options on top of the raw ones (looked up in the triggerer)."""
-        if self._resolved is not None:
-            return
-        if not self.storage_conn_id:
-            self._resolved = self.query
-            return
-        creds = await aget_storage_credentials(self.storage_conn_id)
-        creds.check_location(self.query.path)
-        options = creds.storage_options(self.query.storage_options)
-        self._resolved = dataclasses.replace(self.query, storage_options=options)
+    async def _resolve(self) -> TableLocation:
+        """The query's table as one value: the storage connection's options (looked up in the triggerer) on top
+        of the raw ones."""
+        if self._where is not None:
+            return self._where
+        where = TableLocation.at(self.query.path, storage_options=self.query.storage_options)
+        if self.storage_conn_id:
+            creds = await aget_storage_credentials(self.storage_conn_id)
+            creds.check_location(where.uri)
+            where = where.with_options(creds.storage_options(self.query.storage_options))
+        self._where = where
+        return where
 
     def _evaluate(self) -> MetadataResult:
-        query = self._resolved or self.query
+        where = self._where or TableLocation.at(self.query.path, storage_options=self.query.storage_options)
         try:
-            return query.evaluate()
-        except DeltaMetadataError:
+            return self.query.evaluate(where)
+        except tablemeta.DeltaMetadataError:
             if self.storage_conn_id:  # a refused secret is not "no table yet": never wait for it
-                reason = access_refused(query.path, query.storage_options)
+                reason = tablemeta.access_refused(where.uri, where.options)
                 if reason:
                     raise StorageConnectionError(
-                        f"storage connection {self.storage_conn_id!r} is refused at {query.path}: {reason}"
+                        f"storage connection {self.storage_conn_id!r} is refused at {where.uri}: {reason}"
                     ) from None
             raise
 
@@ -190,12 +184,12 @@ class MetadataPollTrigger(BaseTrigger):
             poll += 1
             try:
                 result = await asyncio.to_thread(self._evaluate)
-            except TableNotFoundError as exc:
+            except tablemeta.TableNotFoundError as exc:
                 if self.fail_on_missing_table:
                     yield _error_event(exc)
                     return
                 self.log.info("poll %d: table not there yet (%s); next poll in %gs", poll, exc, self.poke_interval)
-            except DeltaMetadataError as exc:
+            except tablemeta.DeltaMetadataError as exc:
                 yield _error_event(exc)
                 return
             except Exception as exc:  # noqa: BLE001 - surfaced to the task, never swallowed

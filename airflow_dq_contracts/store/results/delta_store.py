@@ -27,7 +27,6 @@ Example::
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -55,7 +54,7 @@ from airflow_dq_contracts.store.delta import (
     table_exists,
 )
 from airflow_dq_contracts.store.results import driver_commits, history, registry
-from airflow_dq_contracts.store.results.port import ResultsStore
+from airflow_dq_contracts.store.results.port import Columns, HistoryRows, ResultsStore, TimeBound
 
 __all__ = [
     "DeltaResultsStore",
@@ -268,14 +267,9 @@ class DeltaResultsStore(ResultsStore):
         )
 
     def read_history(
-        self,
-        contract_name: str,
-        *,
-        since: dt.datetime | None = None,
-        until: dt.datetime | None = None,
-        columns: Sequence[str] | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of ``contract_name`` in ``[since, until]`` (see :func:`~airflow_dq_contracts.store.results.history.read_history`)."""
+        self, contract_name: str, *, since: TimeBound = None, until: TimeBound = None, columns: Columns = None
+    ) -> HistoryRows:
+        """See :meth:`ResultsStore.read_history` (:func:`~airflow_dq_contracts.store.results.history.read_history`)."""
         return history.read_history(
             self.location,
             contract_name,

@@ -478,12 +478,7 @@ def append_results(
 
         version = append_results("/wh/dq_results", result.checks, result.run_id)
     """
-    records = list(records)
-    for record in records:
-        if not isinstance(record, CheckResult) or record.run_id != run_id:
-            raise StoreError(
-                f"results table {location!r}: expected CheckResult records of run {run_id!r}, got {record!r}", location
-            )
+    records = _run_records(location, records, run_id)
     table = driver_table(location, RESULT_COLUMNS, RESULTS_PARTITION_COLUMNS, storage_options=storage_options)
     try:
         path = local_table_path(location)
@@ -495,15 +490,11 @@ def append_results(
             table = table and driver_table(location, RESULT_COLUMNS, RESULTS_PARTITION_COLUMNS)
         if table is None:
             return None
-        import pyarrow as pa
         from deltalake import CommitProperties, write_deltalake
 
         if not _absent_in(table, "run_id", run_id):
             return None
-        names = [name for name, _ in RESULT_COLUMNS]
-        data = pa.Table.from_pylist(
-            [dict(zip(names, result_row(r))) for r in records], schema=arrow_schema(RESULT_COLUMNS)
-        )
+        data = _results_arrow(records)
         tag = token if token is not None else commit_token("results", run_id)
         with local_commit_lock(location):
             write_deltalake(
@@ -513,6 +504,25 @@ def append_results(
     except Exception as exc:  # noqa: BLE001 - Spark writes instead (and replaces, should this have committed)
         log.debug("results table %r: delta-rs append failed (%s); Spark writes", location, _first_line(exc))
         return None
+
+
+def _run_records(location: str, records: Sequence[CheckResult], run_id: str) -> list[CheckResult]:
+    """``records`` as a list, each a :class:`CheckResult` of ``run_id`` (:class:`StoreError` otherwise)."""
+    records = list(records)
+    for record in records:
+        if not isinstance(record, CheckResult) or record.run_id != run_id:
+            raise StoreError(
+                f"results table {location!r}: expected CheckResult records of run {run_id!r}, got {record!r}", location
+            )
+    return records
+
+
+def _results_arrow(records: Sequence[CheckResult]) -> Any:
+    """The records as one Arrow table of the results schema."""
+    import pyarrow as pa
+
+    names = [name for name, _ in RESULT_COLUMNS]
+    return pa.Table.from_pylist([dict(zip(names, result_row(r))) for r in records], schema=arrow_schema(RESULT_COLUMNS))
 
 
 def _found_schema(table: Any) -> tuple[list[tuple[str, str]], list[str]]:
@@ -552,21 +562,14 @@ def commit_results(
 
         version = commit_results("s3://lake/dq/results", result.checks, result.run_id)
     """
-    import pyarrow as pa
     from deltalake import CommitProperties, write_deltalake
     from deltalake.exceptions import CommitFailedError
 
     from airflow_dq_contracts.store.delta import TableNotFoundError
 
-    records = list(records)
-    for record in records:
-        if not isinstance(record, CheckResult) or record.run_id != run_id:
-            raise StoreError(
-                f"results table {location!r}: expected CheckResult records of run {run_id!r}, got {record!r}", location
-            )
+    records = _run_records(location, records, run_id)
     uri, options = delta_uri(location), _options(location, storage_options)
-    names = [name for name, _ in RESULT_COLUMNS]
-    data = pa.Table.from_pylist([dict(zip(names, result_row(r))) for r in records], schema=arrow_schema(RESULT_COLUMNS))
+    data = _results_arrow(records)
     tag = token if token is not None else commit_token("results", run_id)
     properties = CommitProperties(custom_metadata={"userMetadata": tag})
     last: BaseException | None = None

@@ -36,7 +36,12 @@ from typing import Any
 from airflow_dq_contracts.results import CheckResult, ContractResult
 from airflow_dq_contracts.storage.locations import StoreError, TableLocation
 
-__all__ = ["ResultsStore"]
+__all__ = ["Columns", "HistoryRows", "ResultsStore", "TimeBound"]
+
+#: A bound of a history window (None: open), the columns to read (None: the baselines'), the rows read.
+TimeBound = dt.datetime | None
+Columns = Sequence[str] | None
+HistoryRows = list[dict[str, Any]]
 
 
 class ResultsStore(abc.ABC):
@@ -65,13 +70,8 @@ class ResultsStore(abc.ABC):
 
     @abc.abstractmethod
     def read_history(
-        self,
-        contract_name: str,
-        *,
-        since: dt.datetime | None = None,
-        until: dt.datetime | None = None,
-        columns: Sequence[str] | None = None,
-    ) -> list[dict[str, Any]]:
+        self, contract_name: str, *, since: TimeBound = None, until: TimeBound = None, columns: Columns = None
+    ) -> HistoryRows:
         """Rows of ``contract_name`` with ``since ≤ reference_time ≤ until``; a missing table is an empty history."""
 
     @abc.abstractmethod

@@ -28,6 +28,7 @@ from airflow_dq_contracts.contract.baseline import HISTORY_COLUMNS
 from airflow_dq_contracts.results import TIME_RESULT_COLUMNS, CheckResult
 from airflow_dq_contracts.store.delta import is_path
 from airflow_dq_contracts.store.results.history import read_history
+from airflow_dq_contracts.store.results.port import HistoryRows, TimeBound
 from airflow_dq_contracts.timeutil import from_epoch_micros, parse_time
 
 __all__ = ["HistorySource", "load_history"]
@@ -66,13 +67,8 @@ def _from_records(
 
 
 def _from_catalog(
-    spark: SparkSession,
-    name: str,
-    contract_name: str,
-    since: dt.datetime | None,
-    until: dt.datetime | None,
-    columns: Sequence[str],
-) -> list[dict[str, Any]]:
+    spark: SparkSession, name: str, contract_name: str, since: TimeBound, until: TimeBound, columns: Sequence[str]
+) -> HistoryRows:
     if not spark.catalog.tableExists(name):
         return []
     df = spark.read.table(name)

@@ -33,10 +33,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.results import driver_commits as delta_commits
 from airflow_dq_contracts.store.results.driver_commits import merge_registry_rows
 from airflow_dq_contracts.store.results.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 from airflow_dq_contracts.store.spark_tables import (
     SPARK_TYPES,
     SinkError,
@@ -96,23 +96,31 @@ def _read_key(spark: SparkSession, target: SparkTarget, predicate: str) -> list[
     return rows
 
 
-def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, max_attempts: int = 8) -> None:
+def write_registry(
+    spark: SparkSession,
+    row: Mapping[str, Any],
+    target: str,
+    *,
+    max_attempts: int = 8,
+    capabilities: SessionCapabilities | None = None,
+) -> None:
     """Upsert one registry row (from :func:`airflow_dq_contracts.store.registry.registry_row`) into ``target``.
 
     The table is created on first use. Commit conflicts with concurrent runs are retried up to
     ``max_attempts`` times, then :class:`~airflow_dq_contracts.store.spark_tables.SinkError`.
+    ``capabilities``: what ``spark`` can do, as its maker says (default: as the session tells).
 
     Example::
 
         write_registry(spark, row, "/wh/dq_contracts")
     """
-    resolved = resolve_target(target, "registry")
+    resolved = resolve_target(target, "registry", capabilities or SessionCapabilities.of(spark))
     check_attempts(max_attempts)
     predicate = _key_predicate(row)
     # Compared with the stored (UTC) times: a naive time is UTC, as everywhere in the package.
     row = {**row, **{name: to_utc(row[name]) for name in REGISTRY_TIME_COLUMNS if row.get(name) is not None}}
     # delta-rs from the driver: on Spark Connect only where the client sees the server's paths.
-    driver_path = resolved.path if spark_remote.client_sees_outputs() else None
+    driver_path = resolved.path if resolved.capabilities.driver_sees_outputs else None
     if driver_path is not None and delta_commits.upsert_registry(driver_path, row):
         log.info(
             "%s: registered %s %s (run %s, delta-rs)",
@@ -156,7 +164,11 @@ def write_registry(spark: SparkSession, row: Mapping[str, Any], target: str, *, 
 
 
 def read_registry(
-    spark: SparkSession, target: str, contract_name: str, contract_version: str | None = None
+    spark: SparkSession,
+    target: str,
+    contract_name: str,
+    contract_version: str | None = None,
+    capabilities: SessionCapabilities | None = None,
 ) -> dict[str, Any] | None:
     """A contract's registry row read by Spark (one version, or the most recently run one); None if absent.
 
@@ -168,7 +180,7 @@ def read_registry(
 
         row = read_registry(spark, "dq.dq_contracts", "orders")
     """
-    resolved = resolve_target(target, "registry")
+    resolved = resolve_target(target, "registry", capabilities or SessionCapabilities.of(spark))
     if not resolved.exists(spark):
         return None
     _check_registry(spark, resolved)

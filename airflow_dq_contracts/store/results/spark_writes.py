@@ -39,22 +39,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, RESULT_COLUMNS, TIME_RESULT_COLUMNS, CheckResult
-from airflow_dq_contracts.store import spark_remote
+from airflow_dq_contracts.store import spark_tables as tables
 from airflow_dq_contracts.store.delta import StoreError
 from airflow_dq_contracts.store.results import driver_commits as delta_commits
 from airflow_dq_contracts.store.results.driver_commits import RESULTS_PARTITION_COLUMNS
-from airflow_dq_contracts.store.spark_tables import (
-    SPARK_TYPES,
-    SinkError,
-    SparkTarget,
-    append_rows,
-    check_attempts,
-    check_run_id,
-    quote_identifier,
-    replace_run_rows,
-    resolve_target,
-    with_retries,
-)
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
+from airflow_dq_contracts.store.spark_tables import SPARK_TYPES, SinkError, SparkTarget, resolve_target
 from airflow_dq_contracts.timeutil import from_epoch_micros
 
 __all__ = ["RESULTS_PARTITION_COLUMNS", "RESULTS_SCHEMA", "committed_version", "read_results", "write_results"]
@@ -131,6 +121,7 @@ def write_results(
     *,
     run_id: str,
     max_attempts: int = 8,
+    capabilities: SessionCapabilities | None = None,
 ) -> int:
     """Write one run's check results to the Delta results table; returns the rows written.
 
@@ -138,15 +129,16 @@ def write_results(
     by ``contract_name``. The rows of ``run_id`` already in the table (an earlier attempt of the
     same run) are replaced in the same commit — an empty ``records`` just removes them. Every
     record must carry ``run_id``. Commit conflicts with concurrent writers are retried up to
-    ``max_attempts`` times, then :class:`SinkError`.
+    ``max_attempts`` times, then :class:`SinkError`. ``capabilities``: what ``spark`` can do, as its
+    maker says (default: as the session tells; on Spark Connect delta-rs commits only with shared storage).
 
     Example::
 
         n = write_results(spark, result.checks, "/data/dq/results", run_id=result.run_id)
     """
-    resolved = resolve_target(target, "results")
-    check_run_id(run_id, str(resolved))
-    check_attempts(max_attempts)
+    resolved = resolve_target(target, "results", capabilities or SessionCapabilities.of(spark))
+    tables.check_run_id(run_id, str(resolved))
+    tables.check_attempts(max_attempts)
     records = list(records)
     for record in records:
         if not isinstance(record, CheckResult):
@@ -167,7 +159,7 @@ def write_results(
         except StoreError as exc:
             raise SinkError(str(exc), target=target) from None
     # delta-rs from the driver: on Spark Connect only where the client sees the server's paths.
-    elif resolved.path is not None and spark_remote.client_sees_outputs():
+    elif resolved.path is not None and resolved.capabilities.driver_sees_outputs:
         version = delta_commits.append_results(resolved.path, records, run_id, token=token)
     if version is not None:
         _DRIVER_COMMITS[resolved.text] = version
@@ -180,16 +172,16 @@ def write_results(
         evolve = _ensure_results_table(spark, resolved)
         # Looked at again on every attempt: only a table holding no row of the run is appended to.
         if resolved.run_absent("run_id", run_id):
-            append_rows(df, resolved, token=token, merge_schema=evolve)
+            tables.append_rows(df, resolved, token=token, merge_schema=evolve)
         else:
-            replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=evolve)
+            tables.replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=evolve)
 
-    with_retries(attempt, resolved, max_attempts)
+    tables.with_retries(attempt, resolved, max_attempts)
     log.info("%s: wrote %d check results of run %s", resolved, len(records), run_id)
     return len(records)
 
 
-def committed_version(spark: SparkSession, target: str) -> int | None:
+def committed_version(spark: SparkSession, target: str, capabilities: SessionCapabilities | None = None) -> int | None:
     """The version of the table at ``target`` as this session last committed or read it; None when unknown.
 
     Right after :func:`write_results` this is the version of that write's commit (Delta installs
@@ -198,7 +190,7 @@ def committed_version(spark: SparkSession, target: str) -> int | None:
     commit is the run's and falls back to a table scan otherwise). Catalog names and sessions
     without a JVM gateway (Spark Connect) give None.
     """
-    resolved = resolve_target(target, "results")
+    resolved = resolve_target(target, "results", capabilities or SessionCapabilities.of(spark))
     if resolved.text in _DRIVER_COMMITS:
         return _DRIVER_COMMITS[resolved.text]
     if resolved.path is None:
@@ -213,14 +205,16 @@ def committed_version(spark: SparkSession, target: str) -> int | None:
         return None
 
 
-def read_results(spark: SparkSession, target: str, run_id: str | None = None) -> list[CheckResult]:
+def read_results(
+    spark: SparkSession, target: str, run_id: str | None = None, capabilities: SessionCapabilities | None = None
+) -> list[CheckResult]:
     """Check results from the Delta results table (one run, or all), ordered by run, contract, check.
 
     Example::
 
         checks = read_results(spark, "/data/dq/results", run_id="dq-3f2a…")
     """
-    resolved = resolve_target(target, "results")
+    resolved = resolve_target(target, "results", capabilities or SessionCapabilities.of(spark))
     if not resolved.exists(spark):
         raise SinkError(f"{resolved} does not exist", target=target)
     df = resolved.read(spark)
@@ -235,7 +229,7 @@ def read_results(spark: SparkSession, target: str, run_id: str | None = None) ->
     present = set(df.columns)
     columns: list[Column] = []
     for name, kind in RESULT_COLUMNS:
-        value = F.col(quote_identifier(name)) if name in present else F.lit(None).cast(SPARK_TYPES[kind])
+        value = F.col(tables.quote_identifier(name)) if name in present else F.lit(None).cast(SPARK_TYPES[kind])
         if name in TIME_RESULT_COLUMNS:
             value = F.unix_micros(value)
         columns.append(value.alias(name))

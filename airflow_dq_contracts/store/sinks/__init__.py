@@ -52,22 +52,8 @@ Layouts:
   on first use, partitioned by ``contract_name``: dashboards and history queries ask about one
   contract ("the last 30 runs of orders"), so they read one directory; the number of contracts
   is small, whereas partitioning by ``run_id`` would create one directory of tiny files per run.
-* **quarantine** — the input's columns, then ``_dq_run_id``, ``_dq_violations``
-  (``array<struct<check_id, check_name, check_type, severity, action: string>>``) and
-  ``_dq_quarantined_at`` (DESIGN §6). Appends across runs. Created by the first write,
-  unpartitioned unless ``partition_by`` is given.
-* **valid** — the input's columns plus ``_dq_run_id``: without the run id a retried run could
-  not find (and replace) the rows its previous attempt published, and would duplicate them; then
-  ``_dq_flags`` (the same struct array as ``_dq_violations``): the flag-action checks the kept row
-  broke ("load the row but mark it"), empty when none. A valid table written before this column
-  existed gains it by schema evolution; its older rows read NULL.
-
-Schema evolution (quarantine, valid): a later run may bring an input column the table does not
-have yet; it is added to the table (Delta ``mergeSchema``, in the same commit) at the end of the
-schema, and older rows read it as NULL. A column missing from a later run's input is NULL in
-that run's rows. A column whose *type* changed cannot be merged by Delta: that write fails with
-a :class:`SinkError` naming the column and both types (cast the column, or give each dataset
-its own quarantine table).
+* **quarantine** and **valid** — the input's columns plus the run's bookkeeping columns, with schema
+  evolution across runs: see :mod:`~airflow_dq_contracts.store.sinks.spark_rows`.
 
 Spark code (the engine, the job) imports this facade only, for the Spark results store and history too.
 

@@ -62,6 +62,7 @@ from airflow_dq_contracts.results import (
 from airflow_dq_contracts.store import spark_remote
 from airflow_dq_contracts.store.commit_lock import local_table_path
 from airflow_dq_contracts.store.results import driver_commits as delta_commits
+from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 from airflow_dq_contracts.store.spark_tables import (
     SinkError,
     SparkTarget,
@@ -198,7 +199,7 @@ def _driver_write(
 ) -> int | None:
     """``out`` collected to the driver and committed by delta-rs when it is small; rows written, or None.
 
-    Only for a local table this process sees (:func:`~airflow_dq_contracts.store.spark_remote.client_sees_outputs`),
+    Only for a local table this process sees (:attr:`~airflow_dq_contracts.store.spark_remote.SessionCapabilities.driver_sees_outputs`),
     at most :data:`~airflow_dq_contracts.store.delta_commits.DRIVER_ROWS_LIMIT` rows (``rows_at_most``
     when the caller knows a bound, else found by collecting one row more), a layout this sink accepts,
     and a table delta-rs writes exactly as Spark's Delta would
@@ -207,7 +208,11 @@ def _driver_write(
     state, the commit's statistics and the history read for the count).
     """
     limit = delta_commits.DRIVER_ROWS_LIMIT
-    if resolved.path is None or local_table_path(resolved.path) is None or not spark_remote.client_sees_outputs():
+    if (
+        resolved.path is None
+        or local_table_path(resolved.path) is None
+        or not resolved.capabilities.driver_sees_outputs
+    ):
         return None
     if rows_at_most is not None and rows_at_most > limit:
         return None
@@ -239,11 +244,10 @@ def _write_run_rows(
     spark: SparkSession,
     out: DataFrame,
     resolved: SparkTarget,
-    *,
     run_id: str,
     max_attempts: int,
     partition_by: Sequence[str] | None,
-    rows_at_most: int | None = None,
+    rows_at_most: int | None,
 ) -> int:
     """Replace the rows of ``run_id`` in a quarantine/valid table by ``out``; rows written."""
     token = delta_commits.commit_token(resolved.kind, run_id)
@@ -310,6 +314,7 @@ def clear_run_rows(
     kind: str,
     run_id: str,
     max_attempts: int = 8,
+    capabilities: SessionCapabilities | None = None,
 ) -> bool:
     """Make a quarantine/valid table hold no row of ``run_id``, committing only when it held some.
 
@@ -317,6 +322,7 @@ def clear_run_rows(
     nothing (no table is created, no empty version added), while the retry of an attempt that did
     set rows aside still removes them in one Delta commit — the same end state as writing an empty
     frame with :func:`write_quarantine`, minus the commit. Returns True when rows were removed.
+    ``capabilities``: what ``spark`` can do, as its maker says (default: as the session tells).
 
     Example::
 
@@ -324,7 +330,7 @@ def clear_run_rows(
     """
     if kind not in _LAYOUT:
         raise ValueError(f"kind must be one of {', '.join(_LAYOUT)}, got {kind!r}")
-    resolved = resolve_target(target, kind)
+    resolved = resolve_target(target, kind, capabilities or SessionCapabilities.of(spark))
     check_run_id(run_id, str(resolved))
     check_attempts(max_attempts)
     if not resolved.exists(spark):
@@ -334,7 +340,7 @@ def clear_run_rows(
         return False
 
     def attempt(_: int) -> None:
-        if spark_remote.remote_client():  # Spark Connect: DELETE in SQL
+        if resolved.capabilities.remote:  # Spark Connect: DELETE in SQL
             spark_remote.delete_where(spark, resolved.sql_reference, QUARANTINE_RUN_ID, run_id)
         else:
             with commit_lock(resolved):
@@ -355,6 +361,7 @@ def write_quarantine(
     max_attempts: int = 8,
     partition_by: Sequence[str] | None = None,
     rows_at_most: int | None = None,
+    capabilities: SessionCapabilities | None = None,
 ) -> int:
     """Write the quarantined rows of one run to the Delta quarantine table; returns rows written.
 
@@ -368,13 +375,14 @@ def write_quarantine(
     ``rows_at_most`` (optional) bounds the rows of ``quarantined_df`` (e.g. the run's row count):
     a few rows (≤ :data:`~airflow_dq_contracts.store.delta_commits.DRIVER_ROWS_LIMIT`) of a local
     table are committed by delta-rs from the driver, with the same table and rows as Spark's write.
+    ``capabilities``: what ``spark`` can do, as its maker says (default: as the session tells).
 
     Example::
 
         valid, quarantined = split_annotated(annotated)
         n = write_quarantine(spark, quarantined, "/data/dq/quarantine/orders", run_id=run_id)
     """
-    resolved = resolve_target(target, "quarantine")
+    resolved = resolve_target(target, "quarantine", capabilities or SessionCapabilities.of(spark))
     check_run_id(run_id, str(resolved))
     check_attempts(max_attempts)
     _violations_field(quarantined_df, str(resolved))
@@ -391,15 +399,7 @@ def write_quarantine(
         violations.alias(QUARANTINE_VIOLATIONS),
         F.timestamp_micros(F.lit(micros)).alias(QUARANTINE_AT),
     )
-    return _write_run_rows(
-        spark,
-        out,
-        resolved,
-        run_id=run_id,
-        max_attempts=max_attempts,
-        partition_by=partition_by,
-        rows_at_most=rows_at_most,
-    )
+    return _write_run_rows(spark, out, resolved, run_id, max_attempts, partition_by, rows_at_most)
 
 
 def write_valid(
@@ -411,6 +411,7 @@ def write_valid(
     max_attempts: int = 8,
     partition_by: Sequence[str] | None = None,
     rows_at_most: int | None = None,
+    capabilities: SessionCapabilities | None = None,
 ) -> int:
     """Write the valid rows of one run to a Delta table; returns rows written.
 
@@ -419,7 +420,7 @@ def write_valid(
     (the same one-commit ``replaceWhere`` as the other sinks), then ``_dq_flags``: the flags of
     the valid side of :func:`split_annotated` (a ``_dq_violations`` column of flag-only rows is
     read as the flags; a DataFrame with neither gets NULL flags). ``partition_by`` applies when
-    the table is created; ``rows_at_most`` as in :func:`write_quarantine`.
+    the table is created; ``rows_at_most`` and ``capabilities`` as in :func:`write_quarantine`.
 
     Example::
 
@@ -427,7 +428,7 @@ def write_valid(
         n = write_valid(spark, valid, "/data/silver/orders_valid", run_id=run_id,
                         partition_by=["order_date"])
     """
-    resolved = resolve_target(target, "valid")
+    resolved = resolve_target(target, "valid", capabilities or SessionCapabilities.of(spark))
     check_run_id(run_id, str(resolved))
     check_attempts(max_attempts)
     if QUARANTINE_VIOLATIONS in valid_df.columns:
@@ -445,12 +446,4 @@ def write_valid(
         F.lit(run_id).alias(QUARANTINE_RUN_ID),
         flags.alias(VALID_FLAGS),
     )
-    return _write_run_rows(
-        spark,
-        out,
-        resolved,
-        run_id=run_id,
-        max_attempts=max_attempts,
-        partition_by=partition_by,
-        rows_at_most=rows_at_most,
-    )
+    return _write_run_rows(spark, out, resolved, run_id, max_attempts, partition_by, rows_at_most)

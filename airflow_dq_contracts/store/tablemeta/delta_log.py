@@ -50,14 +50,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 
 from airflow_dq_contracts.contract.timeliness import age_hours, check_granularity, count_gaps
-from airflow_dq_contracts.storage.locations import WAREHOUSE_ENV, StoreError, normalise_location, resolve_location
+from airflow_dq_contracts.storage.locations import WAREHOUSE_ENV, StoreError, TableLocation, resolve_location
 from airflow_dq_contracts.store.delta import open_table, table_exists
 from airflow_dq_contracts.store.tablemeta.parquet_dir import (
     HIVE_NULL,
@@ -202,6 +203,14 @@ query_extreme = _query_extreme
 query_column = _query_column
 
 
+def _where(path: TableLocation | str, storage_options: Mapping[str, str] | None) -> TableLocation:
+    """The table as a value: a :class:`TableLocation` used as given (never normalised again; ``storage_options``
+    only when it carries none), a path or URI normalised here, once."""
+    if isinstance(path, TableLocation):
+        return TableLocation.of(path, storage_options=storage_options)
+    return TableLocation.at(path, storage_options=storage_options)
+
+
 def _open_log(location: str, storage_options: Mapping[str, str] | None, *, without_files: bool = False) -> Any:
     """The table whose log :func:`table_exists` just found; a log that cannot be opened after all (a writer
     creating the table, a corrupt or unreachable log) is "not found" to a sensor, which may wait for it."""
@@ -214,7 +223,7 @@ def _open_log(location: str, storage_options: Mapping[str, str] | None, *, witho
 
 
 def newest_timestamp(
-    path: str,
+    path: TableLocation | str,
     column: str,
     aggregation: str = "max",
     *,
@@ -224,7 +233,8 @@ def newest_timestamp(
     """Newest (``max``) or oldest (``min``) value of ``column``, from metadata.
 
     See the module docstring for how statistics, partition values and the narrow fallback read
-    combine. Raises :class:`TableNotFoundError`, :class:`ColumnNotFoundError` or
+    combine. ``path`` is a path/URI or a resolved :class:`TableLocation` (read where it says, with its
+    options). Raises :class:`TableNotFoundError`, :class:`ColumnNotFoundError` or
     :class:`ColumnTypeError` (the column is not a timestamp/date, or a partition value is no time).
 
     Example::
@@ -234,7 +244,8 @@ def newest_timestamp(
     """
     check_aggregation(aggregation)
     started = time.perf_counter()
-    location = normalise_location(path)
+    where = _where(path, storage_options)
+    location, storage_options = where.uri, where.options
     if not table_exists(location, storage_options):
         measurement = parquet_newest(location, column, aggregation, storage_options)
         return dataclasses.replace(measurement, elapsed_seconds=time.perf_counter() - started)
@@ -248,23 +259,17 @@ def newest_timestamp(
     actions = _add_actions(table)
     files_total = actions.num_rows
 
+    def measured(value: dt.datetime | None, source: str, **counts: int) -> Measurement:
+        """The measurement of this table's column (fields in :class:`Measurement`'s order), timed from the start."""
+        elapsed = time.perf_counter() - started
+        return Measurement(
+            location, name, aggregation, value, source, "delta", version, files_total, **counts, elapsed_seconds=elapsed
+        )
+
     if name in partition_columns:
         key = f"partition.{name}"
         values = distinct_values(actions.column(key)) if key in actions.column_names else []
-        value = extreme_time(values, aggregation, location, name)
-        return Measurement(
-            path=location,
-            column=name,
-            aggregation=aggregation,
-            value=value,
-            source="partition_values",
-            table_format="delta",
-            table_version=version,
-            files_total=files_total,
-            files_with_stats=0,
-            files_read=0,
-            elapsed_seconds=time.perf_counter() - started,
-        )
+        return measured(extreme_time(values, aggregation, location, name), "partition_values")
 
     if delta_type not in TIMESTAMP_TYPES:
         raise ColumnTypeError(
@@ -280,17 +285,7 @@ def newest_timestamp(
         )
 
     if files_total == 0:
-        return Measurement(
-            path=location,
-            column=name,
-            aggregation=aggregation,
-            value=None,
-            source="statistics",
-            table_format="delta",
-            table_version=version,
-            files_total=0,
-            elapsed_seconds=time.perf_counter() - started,
-        )
+        return measured(None, "statistics")
 
     stat_key, null_key = f"{aggregation}.{name}", f"null_count.{name}"
     # Plain Python over one value per file: cheap for thousands of files, and pyarrow compute
@@ -320,19 +315,7 @@ def newest_timestamp(
     # Date statistics are exact; timestamp statistics are truncated to milliseconds.
     stats_are_exact = delta_type == "date" or not exact
     if files_lacking == 0 and not has_deletion_vectors and stats_are_exact:
-        return Measurement(
-            path=location,
-            column=name,
-            aggregation=aggregation,
-            value=stats_extreme,
-            source="statistics",
-            table_format="delta",
-            table_version=version,
-            files_total=files_total,
-            files_with_stats=files_with_stats,
-            files_read=0,
-            elapsed_seconds=time.perf_counter() - started,
-        )
+        return measured(stats_extreme, "statistics", files_with_stats=files_with_stats)
 
     bound = None
     candidates = 0
@@ -354,22 +337,10 @@ def newest_timestamp(
             f"reading column {name!r} of the Delta table at {location} failed: {exc}", location
         ) from None
     source = "scan" if files_with_stats == 0 else "statistics+scan"
-    return Measurement(
-        path=location,
-        column=name,
-        aggregation=aggregation,
-        value=value,
-        source=source,
-        table_format="delta",
-        table_version=version,
-        files_total=files_total,
-        files_with_stats=files_with_stats,
-        files_read=files_read,
-        elapsed_seconds=time.perf_counter() - started,
-    )
+    return measured(value, source, files_with_stats=files_with_stats, files_read=files_read)
 
 
-def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = None) -> Measurement:
+def last_commit_time(path: TableLocation | str, *, storage_options: Mapping[str, str] | None = None) -> Measurement:
     """Time of the table's latest commit (Delta), or the newest data file's mtime (Parquet).
 
     Example::
@@ -377,20 +348,14 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
         last_commit_time("/lake/orders").value   # datetime of the last write, UTC
     """
     started = time.perf_counter()
-    location = normalise_location(path)
+    where = _where(path, storage_options)
+    location, storage_options = where.uri, where.options
     if not table_exists(location, storage_options):
         files = list_parquet_files(location, storage_options)
         newest = max((f.mtime for f in files if f.mtime is not None), default=None)
+        elapsed = time.perf_counter() - started
         return Measurement(
-            path=location,
-            column=None,
-            aggregation="commit",
-            value=newest,
-            source="file_mtime",
-            table_format="parquet",
-            table_version=None,
-            files_total=len(files),
-            elapsed_seconds=time.perf_counter() - started,
+            location, None, "commit", newest, "file_mtime", "parquet", None, len(files), elapsed_seconds=elapsed
         )
     # The commit time needs no file list: skip loading the add actions (O(1) in table size).
     table = _open_log(location, storage_options, without_files=True)
@@ -402,16 +367,9 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
         millis = entry.get("inCommitTimestamp") or entry.get("timestamp")
         if millis is not None:
             value = from_epoch_micros(int(millis) * 1000)
+    elapsed = time.perf_counter() - started
     return Measurement(
-        path=location,
-        column=None,
-        aggregation="commit",
-        value=value,
-        source="commit_log",
-        table_format="delta",
-        table_version=table.version(),
-        files_total=0,
-        elapsed_seconds=time.perf_counter() - started,
+        location, None, "commit", value, "commit_log", "delta", table.version(), 0, elapsed_seconds=elapsed
     )
 
 
@@ -419,7 +377,9 @@ def last_commit_time(path: str, *, storage_options: Mapping[str, str] | None = N
 # Partition values
 
 
-def partition_values(path: str, column: str, *, storage_options: Mapping[str, str] | None = None) -> PartitionListing:
+def partition_values(
+    path: TableLocation | str, column: str, *, storage_options: Mapping[str, str] | None = None
+) -> PartitionListing:
     """Distinct values of partition column ``column``: from the Delta log, or from Hive paths.
 
     Raises :class:`NotPartitionedError` for a table not partitioned by ``column``.
@@ -429,7 +389,8 @@ def partition_values(path: str, column: str, *, storage_options: Mapping[str, st
         partition_values("/lake/orders", "order_date").values   # (date(2024, 1, 1), ...)
     """
     started = time.perf_counter()
-    location = normalise_location(path)
+    where = _where(path, storage_options)
+    location, storage_options = where.uri, where.options
     if not table_exists(location, storage_options):
         listing = hive_partition_values(location, column, storage_options)
         return dataclasses.replace(listing, elapsed_seconds=time.perf_counter() - started)
@@ -481,7 +442,7 @@ def _reference(reference_time: dt.datetime | str | None) -> dt.datetime:
 
 
 def evaluate_freshness(
-    path: str,
+    path: TableLocation | str,
     timestamp_column: str | None,
     max_age_hours: float,
     *,
@@ -513,24 +474,18 @@ def evaluate_freshness(
             path, timestamp_column, aggregation, storage_options=storage_options, exact=exact
         )
     what = "last commit" if measure == "commit" else f"{measurement.aggregation}({measurement.column})"
+    result = functools.partial(
+        FreshnessResult, max_age_hours=float(max_age_hours), reference_time=reference, measurement=measurement
+    )
     if measurement.value is None:
-        return FreshnessResult(
-            passed=False,
-            age_hours=None,
-            max_age_hours=float(max_age_hours),
-            reference_time=reference,
-            measurement=measurement,
-            message=f"{what} of {measurement.path}: no value yet (no rows with a non-null value), so not fresh",
-        )
+        message = f"{what} of {measurement.path}: no value yet (no rows with a non-null value), so not fresh"
+        return result(passed=False, age_hours=None, message=message)
     age = age_hours(reference, measurement.value)
     passed = age <= float(max_age_hours)
     verdict = "fresh" if passed else "stale"
-    return FreshnessResult(
+    return result(
         passed=passed,
         age_hours=age,
-        max_age_hours=float(max_age_hours),
-        reference_time=reference,
-        measurement=measurement,
         message=(
             f"{what} = {format_time(measurement.value)}, reference {format_time(reference)}: age {age:.3f} h "
             f"{'≤' if passed else '>'} max {float(max_age_hours):g} h → {verdict}"
@@ -539,7 +494,7 @@ def evaluate_freshness(
 
 
 def evaluate_completeness(
-    path: str,
+    path: TableLocation | str,
     partition_column: str,
     granularity: str,
     *,
@@ -594,8 +549,28 @@ def evaluate_completeness(
 # One sensor question, as the sensor asks it and its trigger polls it
 
 
+class _TableQuery:
+    """What both questions share: the table (``path``, raw ``storage_options``) and their forms as arguments."""
+
+    path: str
+    storage_options: dict[str, str] | None
+
+    def _coerce(self, **kinds: Any) -> None:
+        """Each field named in ``kinds`` converted by its function; the options as a plain dict (or None)."""
+        for name, kind in {**kinds, "storage_options": lambda o: dict(o) if o else None}.items():
+            object.__setattr__(self, name, kind(getattr(self, name)))
+
+    def _arguments(self, where: TableLocation | None) -> dict[str, Any]:
+        """The evaluation's keyword arguments: the fields, the table ``where`` when the caller resolved it."""
+        return {**vars(self), "path": where or self.path}
+
+    def to_kwargs(self) -> dict[str, Any]:
+        """The fields as JSON-ready keyword arguments (the trigger's serialised form)."""
+        return dataclasses.asdict(cast(Any, self))
+
+
 @dataclasses.dataclass(frozen=True)
-class FreshnessQuery:
+class FreshnessQuery(_TableQuery):
     """A freshness question (arguments of :func:`evaluate_freshness`), stated once.
 
     The sensor builds it from its arguments and its contract check; its trigger carries it as
@@ -615,30 +590,15 @@ class FreshnessQuery:
     exact: bool = True
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "max_age_hours", float(self.max_age_hours))
-        object.__setattr__(self, "storage_options", dict(self.storage_options) if self.storage_options else None)
-        object.__setattr__(self, "exact", bool(self.exact))
+        self._coerce(max_age_hours=float, exact=bool)
 
-    def evaluate(self) -> FreshnessResult:
-        """Look at the table once (blocking: delta-rs reads the log)."""
-        return evaluate_freshness(
-            self.path,
-            self.timestamp_column,
-            self.max_age_hours,
-            aggregation=self.aggregation,
-            reference_time=self.reference_time,
-            measure=self.measure,
-            storage_options=self.storage_options,
-            exact=self.exact,
-        )
-
-    def to_kwargs(self) -> dict[str, Any]:
-        """The fields as JSON-ready keyword arguments (the trigger's serialised form)."""
-        return dataclasses.asdict(self)
+    def evaluate(self, where: TableLocation | None = None) -> FreshnessResult:
+        """Look at the table once (blocking: delta-rs reads the log); ``where``: :attr:`path` resolved by the caller."""
+        return evaluate_freshness(**self._arguments(where))
 
 
 @dataclasses.dataclass(frozen=True)
-class CompletenessQuery:
+class CompletenessQuery(_TableQuery):
     """A completeness question (arguments of :func:`evaluate_completeness`), stated once.
 
     >>> CompletenessQuery("/lake/orders", "order_date", "daily", max_gap_count=1.0).to_kwargs()["max_gap_count"]
@@ -655,23 +615,8 @@ class CompletenessQuery:
     storage_options: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "max_gap_count", int(self.max_gap_count))
-        object.__setattr__(self, "allow_future_gaps", bool(self.allow_future_gaps))
-        object.__setattr__(self, "storage_options", dict(self.storage_options) if self.storage_options else None)
+        self._coerce(max_gap_count=int, allow_future_gaps=bool)
 
-    def evaluate(self) -> CompletenessResult:
-        """Look at the table once (blocking: delta-rs reads the log)."""
-        return evaluate_completeness(
-            self.path,
-            self.partition_column,
-            self.granularity,
-            lookback_days=self.lookback_days,
-            max_gap_count=self.max_gap_count,
-            allow_future_gaps=self.allow_future_gaps,
-            reference_time=self.reference_time,
-            storage_options=self.storage_options,
-        )
-
-    def to_kwargs(self) -> dict[str, Any]:
-        """The fields as JSON-ready keyword arguments (the trigger's serialised form)."""
-        return dataclasses.asdict(self)
+    def evaluate(self, where: TableLocation | None = None) -> CompletenessResult:
+        """Look at the table once (blocking: delta-rs reads the log); ``where``: :attr:`path` resolved by the caller."""
+        return evaluate_completeness(**self._arguments(where))

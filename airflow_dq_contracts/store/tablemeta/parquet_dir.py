@@ -164,18 +164,15 @@ def parquet_newest(
         for key in hive_segments(data_file.relative):
             if key not in keys:
                 keys.append(key)
+
+    def measured(name: str, value: dt.datetime | None, source: str, files_read: int = 0) -> Measurement:
+        # Fields in Measurement's order: a Parquet folder has no version and no statistics.
+        return Measurement(location, name, aggregation, value, source, "parquet", None, len(files), 0, files_read)
+
     if column in keys or any(k.lower() == column.lower() for k in keys):
         listing = hive_partition_values(location, column, storage_options)
-        value = extreme_time(listing.values, aggregation, location, listing.column)
-        return Measurement(
-            path=location,
-            column=listing.column,
-            aggregation=aggregation,
-            value=value,
-            source="hive_paths",
-            table_format="parquet",
-            table_version=None,
-            files_total=len(files),
+        return measured(
+            listing.column, extreme_time(listing.values, aggregation, location, listing.column), "hive_paths"
         )
     fs, base = _filesystem(location, storage_options)
     try:
@@ -197,17 +194,7 @@ def parquet_newest(
             location,
         )
     value = extreme_micros(dataset.to_table(columns=[name]).column(name), aggregation)
-    return Measurement(
-        path=location,
-        column=name,
-        aggregation=aggregation,
-        value=value,
-        source="scan",
-        table_format="parquet",
-        table_version=None,
-        files_total=len(files),
-        files_read=len(files),
-    )
+    return measured(name, value, "scan", files_read=len(files))
 
 
 # --------------------------------------------------------------------------------------------
