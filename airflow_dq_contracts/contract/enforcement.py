@@ -305,20 +305,9 @@ def _implicit(
     line: int | None,
     policy: dict[str, dict[str, str]],
 ) -> Check:
-    draft = Check(
-        name=name,
-        type=kind,
-        column=column,
-        severity=severity,
-        action="flag",
-        validator=validator,
-        params=params,
-        check_id=f"{column or TABLE}/{name}",
-        tags=tags,
-        description=description,
-        path=where,
-        line=line,
-    )
+    check_id = f"{column or TABLE}/{name}"
+    more = {"tags": tags, "description": description, "path": where, "line": line}
+    draft = Check.draft(name, kind, column, severity, validator, params, check_id, **more)
     return _action(draft, policy)
 
 

@@ -86,6 +86,25 @@ class Check:
     #: bounds learned from history instead of a static validator (``baseline:``, ``drift``)
     baseline: Baseline | None = None
 
+    @classmethod
+    def draft(
+        cls,
+        name: str,
+        type: str,  # noqa: A002 - the field's name
+        column: str | None,
+        severity: str,
+        validator: Validator,
+        params: dict[str, Any],
+        check_id: str,
+        **more: Any,
+    ) -> Check:
+        """A check whose action is not decided yet (``flag`` until an explicit action or the policy decides).
+
+        >>> Check.draft("rows", "row_count", None, "P1", Validator("min", low=1), {}, "_table_/rows").action
+        'flag'
+        """
+        return cls(name, type, column, severity, "flag", validator, params, check_id, **more)
+
     @property
     def level(self) -> str:
         return "table" if self.column is None else "column"

@@ -8,6 +8,7 @@ and the storage connection's credentials, looked up and tried before anything is
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -115,13 +116,8 @@ def collect_summary(
     :func:`airflow_dq_contracts.runs.read_back`'s; a run the tables do not back fails as an
     ``AirflowException`` with its reason.
     """
-    spec = RunSpec(
-        run_id=run_id,
-        filter=filter,
-        results_table=results_table,
-        quarantine_table=quarantine_table,
-        valid_table=valid_table,
-    )
+    spec = RunSpec(run_id=run_id, filter=filter, results_table=results_table)
+    spec = dataclasses.replace(spec, quarantine_table=quarantine_table, valid_table=valid_table)
     try:
         summary, _ = read_back(
             contract,

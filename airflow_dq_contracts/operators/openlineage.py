@@ -14,6 +14,7 @@ Example (what the provider's listener does after ``execute``)::
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -78,15 +79,8 @@ def operator_lineage(
     params = {c.check_id: c.params for c in contract.evaluated_checks()}
     scoped = {c.check_id for c in contract.evaluated_checks() if c.filter}
     metrics = {
-        column: dqm.ColumnMetrics(
-            nullCount=s.nullCount,
-            distinctCount=s.distinctCount,
-            sum=s.sum,
-            count=s.count,
-            min=s.min,
-            max=s.max,
-            quantiles=dict(s.quantiles),
-        )
+        # ColumnStats carries OpenLineage's own field names (a copy of each, quantiles included).
+        column: dqm.ColumnMetrics(**dataclasses.asdict(s))
         for column, s in lineage.column_metrics(checks, params, scoped).items()
     }
     facets = {"dataQualityAssertions": dqa.DataQualityAssertionsDatasetFacet(assertions=assertions)}

@@ -85,6 +85,20 @@ def build_run_spec(
     )
 
 
+#: The run settings ``dq-contracts run`` takes from its flags: {RunSpec setting: argparse destination}.
+_CLI_SETTINGS = {
+    "reference_time": "reference_time",
+    "results_table": "results_table",
+    "quarantine_table": "quarantine_table",
+    "valid_table": "valid_table",
+    "input_path": "input",
+    "input_format": "input_format",
+    "table": "table",
+    "filter": "filter",
+    "run_id": "run_id",
+}
+
+
 def spec_from_args(args: argparse.Namespace, contract: Contract) -> RunSpec:
     """The run ``dq-contracts run`` describes (its parsed arguments), checked against ``contract``.
 
@@ -94,16 +108,5 @@ def spec_from_args(args: argparse.Namespace, contract: Contract) -> RunSpec:
                               contract)
         spec.references   # {'dim': ReferenceOverride(path='/d', format='parquet')}
     """
-    return build_run_spec(
-        contract,
-        references=getattr(args, "reference", None) or [],
-        reference_time=args.reference_time,
-        results_table=args.results_table,
-        quarantine_table=args.quarantine_table,
-        input_path=args.input,
-        input_format=args.input_format,
-        table=args.table,
-        filter=args.filter,
-        run_id=args.run_id,
-        valid_table=args.valid_table,
-    )
+    settings = {setting: getattr(args, flag) for setting, flag in _CLI_SETTINGS.items()}
+    return build_run_spec(contract, references=getattr(args, "reference", None) or [], **settings)

@@ -206,6 +206,19 @@ def _aws(conn: Any) -> StorageCredentials:
     )
 
 
+def _gathered(
+    conn: Any,
+    conn_type: str,
+    kind: str,
+    options: dict[str, str],
+    env: dict[str, str],
+    conf: dict[str, str],
+    secrets: list[str],
+) -> StorageCredentials:
+    """What a cloud connection's mapping gathered, as its :class:`StorageCredentials` (fields in their order)."""
+    return StorageCredentials(str(conn.conn_id), conn_type, kind, options, env, conf, tuple(secrets))
+
+
 def _gcp(conn: Any) -> StorageCredentials:
     extra = _extra(conn)
     prefix = "google_cloud_platform"
@@ -250,15 +263,7 @@ def _gcp(conn: Any) -> StorageCredentials:
     if project:
         env["GOOGLE_CLOUD_PROJECT"] = str(project)
         conf["spark.hadoop.fs.gs.project.id"] = str(project)
-    return StorageCredentials(
-        conn_id=str(conn.conn_id),
-        conn_type=str(conn.conn_type),
-        kind=KIND_GCS,
-        delta_options=options,
-        env=env,
-        spark_conf=conf,
-        secrets=tuple(secrets),
-    )
+    return _gathered(conn, str(conn.conn_type), KIND_GCS, options, env, conf, secrets)
 
 
 def _connection_string(text: str) -> dict[str, str]:
@@ -326,15 +331,7 @@ def _azure(conn: Any) -> StorageCredentials:
         conf[f"spark.hadoop.fs.azure.account.auth.type.{suffix}"] = "SAS"
     # object_store (delta-rs) reads the same names, upper-cased, from its environment.
     env = {name.upper(): value for name, value in options.items()}
-    return StorageCredentials(
-        conn_id=str(conn.conn_id),
-        conn_type=conn_type,
-        kind=KIND_AZURE,
-        delta_options=options,
-        env=env,
-        spark_conf=conf,
-        secrets=tuple(secrets),
-    )
+    return _gathered(conn, conn_type, KIND_AZURE, options, env, conf, secrets)
 
 
 def credentials_from_connection(conn: Any) -> StorageCredentials:
