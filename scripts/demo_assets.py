@@ -37,17 +37,21 @@ def _events(dag_id: str, run_id: str) -> list[Any]:
         return list(events)
 
 
-def _states(dag_run: Any) -> dict[str, str]:
+def _states(dag_run: Any, durations: dict[str, float] | None = None) -> dict[str, str]:
+    """{task_id: state} of the run; ``durations``, when given, receives the seconds of the tasks that ran."""
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
 
     with create_session() as session:
-        fresh = session.get(DagRun, dag_run.id)
-        return {ti.task_id: str(ti.state) for ti in fresh.get_task_instances(session=session)}
+        tis = session.get(DagRun, dag_run.id).get_task_instances(session=session)
+        ran = sorted((ti for ti in tis if ti.duration is not None), key=lambda ti: ti.start_date)
+        (durations if durations is not None else {}).update({ti.task_id: ti.duration for ti in ran})
+        return {ti.task_id: str(ti.state) for ti in tis}
 
 
-def run_assets(outcome: str, day: dt.date, progress: Any, quiet: Any, work: Path) -> bool:
-    """Producer then consumer for ``outcome``; True when the consumer ran (pass, quarantine) or refused (gate)."""
+def run_assets(outcome: str, day: dt.date, progress: Any, quiet: Any, work: Path, timings: Any = None) -> bool:
+    """Producer then consumer for ``outcome``; True when the consumer ran (pass, quarantine) or refused (gate).
+    ``timings`` formats the producer's task times (``demo.timings``) for a line of its own."""
     from airflow.models.dagbag import DagBag
 
     from airflow_dq_contracts.operators.assets import VERDICT_KEY
@@ -66,6 +70,10 @@ def run_assets(outcome: str, day: dt.date, progress: Any, quiet: Any, work: Path
         produced = bag.dags[PRODUCER].test(logical_date=logical, run_after=logical, run_conf={"outcome": outcome})
     events = _events(PRODUCER, produced.run_id)
     print()
+    if timings is not None:
+        durations: dict[str, float] = {}
+        _states(produced, durations)
+        print(f"  {PRODUCER} task times: {timings(durations)}")
     for event in events:
         verdict = (event.extra or {}).get(VERDICT_KEY) or {}
         print(f"  asset event on {event.asset.uri} (task {event.source_task_id}):")

@@ -35,7 +35,11 @@ def _run(tmp_path: Path, *args: str, archive_built: bool = False, env: dict[str,
     venv_bin.mkdir(parents=True, exist_ok=True)
     trace = tmp_path / "trace"
     # The programs the commands start: each says what it was asked.
-    _tool(venv_bin / "python", f'echo "python ${{*#{ROOT}/}}" >> "{trace}"\n')
+    _tool(
+        venv_bin / "python",
+        f'echo "python ${{*#{ROOT}/}}" >> "{trace}"\n'
+        f'echo "PYTHONDONTWRITEBYTECODE=${{PYTHONDONTWRITEBYTECODE-unset}}" >> "{tmp_path / "bytecode"}"\n',
+    )
     _tool(
         venv_bin / "dq-contracts",
         f'echo "dq-contracts $*" >> "{trace}"\n'
@@ -79,6 +83,12 @@ def test_demo_installs_the_demo_set_and_builds_the_archive_after_its_result(tmp_
         "dq-contracts jvm-archive path",
         "dq-contracts jvm-archive build",
     ]
+
+
+def test_demo_runs_with_bytecode_writing_on(tmp_path):
+    # The demo's sets are installed uncompiled: its processes cache the bytecode of what they import.
+    _run(tmp_path, "demo", env={"PYTHONDONTWRITEBYTECODE": "1", "DQ_CONTRACTS_JVM_ARCHIVE": "off"})
+    assert (tmp_path / "bytecode").read_text().splitlines() == ["PYTHONDONTWRITEBYTECODE=unset"]
 
 
 def test_demo_with_the_archive_built_builds_nothing(tmp_path):
@@ -147,3 +157,54 @@ def _needs_install(stamp: str, now: str, wanted: str) -> bool:
 )
 def test_the_stamp_installs_what_is_missing(stamp, wanted, expected):
     assert _needs_install(stamp, "h1", wanted) is expected
+
+
+def _install(tmp_path: Path, wanted: str, cache_has_it: bool) -> list[str]:
+    """``packages WANTED`` in a fresh environment whose python and uv say what they were asked; the fake uv
+    refuses ``--offline`` unless ``cache_has_it``."""
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    trace = tmp_path / "trace"
+    _tool(
+        venv_bin / "python",
+        f'case "$*" in -c*sysconfig*) echo "{tmp_path}/site" ;; -c*) echo 3.11 ;;\n'
+        f'  *) r="{ROOT}"; echo "python ${{*//"$r"/ROOT}}" >> "{trace}" ;; esac\n',
+    )
+    offline_rc = 0 if cache_has_it else 1
+    _tool(
+        venv_bin / "uv",
+        f'r="{ROOT}"; echo "uv ${{*//"$r"/ROOT}}" >> "{trace}"\n'
+        f'case " $* " in *" --offline "*) exit {offline_rc} ;; esac\nexit 0\n',
+    )
+    script = f'source "{DEV}"; VENV="{tmp_path / "venv"}"; packages "$1"'
+    run = subprocess.run(["bash", "-c", script, "dev", wanted], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return trace.read_text().splitlines()
+
+
+UV = "uv pip install --quiet --python {venv}/bin/python -c ROOT/constraints/constraints-3.11.txt"
+
+
+@pytest.mark.parametrize("cache_has_it", [True, False])
+def test_the_demo_set_installs_from_uvs_cache_first_and_compiles_only_this_package(tmp_path, cache_has_it):
+    lines = _install(tmp_path, "demo", cache_has_it)
+    uv = UV.format(venv=tmp_path / "venv")
+    online = [] if cache_has_it else [f"{uv} -e ROOT[spark]"]
+    assert lines == [
+        "python -m pip install --quiet --disable-pip-version-check uv>=0.4",
+        f"{uv} --offline -e ROOT[spark]",
+        *online,
+        "python -m compileall -q ROOT/airflow_dq_contracts",
+    ]
+
+
+def test_the_test_set_is_installed_compiled(tmp_path):
+    lines = _install(tmp_path, "test", cache_has_it=False)
+    uv = UV.format(venv=tmp_path / "venv") + " --compile-bytecode"
+    assert lines == [
+        "python -m pip install --quiet --disable-pip-version-check uv>=0.4",
+        f"{uv} --offline -e ROOT[spark,test,release,lint]",
+        f"{uv} -e ROOT[spark,test,release,lint]",
+        f"python -m compileall -q -j0 {tmp_path}/site",
+        "python -m compileall -q ROOT/airflow_dq_contracts",
+    ]
