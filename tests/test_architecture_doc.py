@@ -107,6 +107,7 @@ def test_the_seams_the_doc_names_have_their_toys():
         ("tests/test_seams.py", "test_a_toy_check_type_runs_through_evaluate"),
         ("tests/test_seams.py", "test_a_run_is_written_and_read_back_through_an_in_memory_backend"),
         ("tests/test_transport.py", "test_a_toy_transport_runs_a_task_end_to_end"),
+        ("tests/test_seams.py", "test_a_toy_import_formats_contract_runs"),
     ):
         assert test_file in where and test_name in where
         assert _defines(ROOT / test_file, test_name), (test_file, test_name)

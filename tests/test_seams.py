@@ -1,6 +1,6 @@
 """The seams of docs/architecture.md's "Where to add", each proved by a toy added through its registration
-point alone: a check type (contract/checks.py + engine/metrics/registry.py) and a results backend kept in
-memory (store/results/__init__.py). The third toy, a transport that runs the job in this process, is in
+point alone: a check type (contract/checks.py + engine/metrics/registry.py), a results backend kept in
+memory (store/results/__init__.py) and an import format (interop/formats.py). The third toy, a transport that runs the job in this process, is in
 tests/test_transport.py (hooks/transport.py's registry). Each toy runs a contract through its seam.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
+import yaml
 
 from airflow_dq_contracts.cli.main import main as dq_contracts
 from airflow_dq_contracts.contract import ContractValidationError, checks, load_contract
@@ -214,3 +215,76 @@ def test_a_run_is_written_and_read_back_through_an_in_memory_backend(spark, memo
         c: (1, 1 if c in failed else 0) for c in order
     }
     assert parse_time(report["newest_reference_time"]) == result.checks[0].reference_time
+
+
+# --------------------------------------------------------------------------------------- an import format
+
+TOY_FORMAT = "toy_required"
+
+
+def _toy_convert(sources, settings):
+    """``{dataset: PATH, required: [COLUMN, …]}`` → a contract whose required columns are declared not null."""
+    from airflow_dq_contracts.interop.common import ImportResult, read_sources
+
+    contracts: dict[str, str] = {}
+
+    def add(source) -> None:
+        doc = source.mapping(source.data, (), "a toy rule file")
+        if doc is None:
+            return
+        for key in sorted(set(doc) - {"dataset", "required"}):
+            source.refuse((key,), f"unknown key {key!r} (a toy rule file has dataset and required)")
+        required = source.items(doc.get("required"), ("required",), "required") or []
+        name = settings["name"] or "toy"
+        contract = {
+            "name": name,
+            "owner": settings.get("owner") or "nobody",
+            "dataset": {"path": str(doc.get("dataset")), "format": "parquet"},
+            "columns": [{"name": str(column), "nullable": False} for column in required],
+        }
+        contracts[name] = yaml.safe_dump(contract, sort_keys=False)
+
+    refused = read_sources(sources, add, bool(settings["partial"]))
+    return ImportResult(contracts, refused)
+
+
+@pytest.fixture
+def toy_import_format() -> Iterator[str]:
+    from airflow_dq_contracts.interop import formats
+
+    option = formats.ImportOption("--owner", "the team that owns the contract")
+    formats.register_import_format(formats.ImportFormat(TOY_FORMAT, "toy rule files", _toy_convert, (option,)))
+    yield TOY_FORMAT
+    del formats._FORMATS[TOY_FORMAT]  # the CLI knows the built-in formats only again
+
+
+def test_an_import_format_registered_alone_becomes_a_subcommand(toy_import_format, tmp_path, capsys):
+    source = tmp_path / "rules.yaml"
+    source.write_text("dataset: /lake/orders\nrequired: [id, qty]\nowner: shop\n")
+    out = tmp_path / "orders.yaml"
+    assert dq_contracts(["import", toy_import_format, str(source), "-o", str(out)]) == 1
+    # The refusal is located in the source file (line 3, key owner) and nothing was written.
+    assert f"{source}:3: owner: unknown key 'owner'" in capsys.readouterr().err
+    assert not out.exists()
+    assert dq_contracts(["import", toy_import_format, str(source), "--partial", "--owner", "shop", "-o", str(out)]) == 3
+    contract = load_contract(str(out))
+    assert (contract.name, contract.owner, contract.dataset.path) == ("toy", "shop", "/lake/orders")
+    assert dq_contracts(["validate", "-q", str(out)]) == 0
+
+
+@pytest.mark.spark
+def test_a_toy_import_formats_contract_runs(spark, toy_import_format, tmp_path):
+    from airflow_dq_contracts.engine import evaluate
+
+    source = tmp_path / "rules.yaml"
+    source.write_text("dataset: /lake/orders\nrequired: [id, qty]\n")
+    out = tmp_path / "orders.yaml"
+    assert dq_contracts(["import", toy_import_format, str(source), "--name", "orders", "-o", str(out)]) == 0
+    rows = [(1, 2), (2, None), (None, 4), (4, None)]
+    df = spark.createDataFrame(rows, "id INT, qty INT")
+
+    result = evaluate(load_contract(str(out)), df, reference_time="2024-05-02T00:00:00Z", run_id="toy-import")
+
+    failed = {r.check_id: r.failed_rows for r in result.checks if r.check_id.endswith("/not_null")}
+    nulls = {f"{name}/not_null": sum(1 for row in rows if row[i] is None) for i, name in enumerate(("id", "qty"))}
+    assert failed == nulls

@@ -1,4 +1,7 @@
-"""``dq-contracts import datahub|dataplex|odcs`` and ``dq-contracts export datahub|odcs`` (registered in :mod:`..cli`).
+"""``dq-contracts import datahub|dataplex|odcs|…`` and ``dq-contracts export datahub|odcs`` (registered in :mod:`..cli`).
+
+The import formats are those of :mod:`airflow_dq_contracts.interop.formats` (a format registered there, or
+by an entry point, is a subcommand here); ``odcs`` is compiled by the contract loader's ODCS reader.
 
 Exit codes follow the main CLI: 0 done, 1 refused (every refusal printed, located), 2 usage; with
 ``--partial``, 3 when the contract was written without the refused rules (each printed, located).
@@ -78,19 +81,12 @@ def _cmd_import(args: argparse.Namespace) -> int:
     if args.source == "odcs":
         return _cmd_import_odcs(args)
     from airflow_dq_contracts.interop.common import Source
+    from airflow_dq_contracts.interop.formats import import_formats
 
+    fmt = import_formats()[args.source]
+    settings = {"name": args.name, "partial": args.partial, **{o.dest: getattr(args, o.dest) for o in fmt.options}}
     try:
-        sources = [Source.read(path) for path in args.files]
-        if args.source == "datahub":
-            from airflow_dq_contracts.interop.datahub import import_datahub_each
-
-            result = import_datahub_each(sources, name=args.name, dataset=args.dataset, partial=args.partial)
-        else:
-            from airflow_dq_contracts.interop.dataplex import import_dataplex_result
-
-            result = import_dataplex_result(
-                sources, args.name, args.table, args.path, args.format, partial=args.partial
-            )
+        result = fmt.convert([Source.read(path) for path in args.files], settings)
     except ContractValidationError as err:
         return _report(err.issues)
     status = _write_many(result.contracts, args.output)
@@ -125,21 +121,23 @@ def register(sub: Any) -> None:
     """Add the ``import`` and ``export`` subcommands to the main parser's subparsers."""
     p_import = sub.add_parser("import", help="turn DataHub assertions / Dataplex rules into a contract")
     sources = p_import.add_subparsers(dest="source", required=True)
-    for source, what in (("datahub", "DataHub assertion YAML files"), ("dataplex", "Dataplex rule JSON/YAML files")):
-        p = sources.add_parser(source, help=f"import {what}")
+    # Every registered import format (interop/formats.py: built-in, in-process or by entry point).
+    from airflow_dq_contracts.interop.formats import import_formats
+
+    for fmt in import_formats().values():
+        p = sources.add_parser(fmt.name, help=fmt.help)
         p.add_argument("files", nargs="+", metavar="FILE")
         p.add_argument(
             "-o", "--output", metavar="CONTRACT|DIR", help="a file, or a directory for one contract per dataset"
         )
         p.add_argument("--name", help="contract name (default: the table's last name part)")
         p.add_argument("--partial", action="store_true", help=PARTIAL_HELP)
-        if source == "datahub":
-            p.add_argument("--dataset", metavar="URN", help="import only the assertions on this dataset URN")
-        if source == "dataplex":
-            target = p.add_mutually_exclusive_group()
-            target.add_argument("--table", help="the dataset the rules check (catalog table)")
-            target.add_argument("--path", help="the dataset the rules check (path)")
-            p.add_argument("--format", choices=("delta", "parquet", "csv", "json", "orc"), help="format of --path")
+        groups: dict[str, Any] = {}
+        for option in fmt.options:
+            if option.group is not None and option.group not in groups:
+                groups[option.group] = p.add_mutually_exclusive_group()
+            where = p if option.group is None else groups[option.group]
+            where.add_argument(option.flag, help=option.help, metavar=option.metavar, choices=option.choices)
         p.set_defaults(func=_cmd_import)
     p = sources.add_parser("odcs", help="compile an ODCS v3 document (one contract per schema object)")
     p.add_argument("files", nargs=1, metavar="FILE")
