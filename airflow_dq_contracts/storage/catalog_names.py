@@ -7,7 +7,7 @@ for every catalog name it read or wrote and reports ``{name: location}`` in its 
 uses those locations for its read-back and report, puts them in the summary (``locations``), and
 records each one here — one small JSON file per name under ``<warehouse>/_dq_catalog/`` — so that
 sensors, the report and ``dq-contracts history`` on the Airflow side resolve the name the same way
-(:func:`airflow_dq_contracts.store.delta.resolve_location` looks here first, then falls back to
+(:func:`airflow_dq_contracts.storage.locations.resolve_location` looks here first, then falls back to
 Spark's default warehouse layout ``<warehouse>/<db>.db/<table>``).
 
 Example::

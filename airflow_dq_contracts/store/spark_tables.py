@@ -262,7 +262,7 @@ class SparkTarget:
         """True only when the table certainly holds no row of ``run_id`` (read by delta-rs on the driver).
 
         False — replace, which is always correct — for a catalog name and whenever delta-rs cannot
-        tell (see :func:`airflow_dq_contracts.store.delta_commits.run_absent`), and on Spark Connect
+        tell (see :func:`airflow_dq_contracts.store.results.driver_commits.run_absent`), and on Spark Connect
         unless the client sees the server's paths (:attr:`~.spark_remote.SessionCapabilities.driver_sees_outputs`).
         """
         if not self.capabilities.driver_sees_outputs:

@@ -2,7 +2,7 @@
 
 A run's results and its registry upsert are a handful of rows. Committed with delta-rs they take
 milliseconds, where a cold JVM spends seconds in Delta's write path; so the Spark job tries these
-first, and :class:`~airflow_dq_contracts.store.results_store.DeltaResultsStore` writes with them
+first, and :class:`~airflow_dq_contracts.store.results.delta_store.DeltaResultsStore` writes with them
 outright. Every table is opened by :func:`airflow_dq_contracts.store.delta.open_table`.
 
 delta-rs commits where it is certainly safe (:func:`driver_table`): a table on the local
@@ -18,7 +18,7 @@ state (appends never conflict; a retried run's replacement is retried up to ``at
 where Spark's default ``S3SingleDriverLogStore`` would let the second overwrite the first. The two
 kinds of writers are never mixed on one table: a Spark commit there could overwrite a delta-rs one.
 Credentials: the ``storage_options`` given, else the standard AWS_* environment
-(:meth:`~airflow_dq_contracts.runtime.storage.S3Settings.delta_options`).
+(:meth:`~airflow_dq_contracts.storage.s3.S3Settings.delta_options`).
 
 * :func:`append_results` — a **new** run's results in one append commit (its version), or None;
   a missing local results table is created first, as Spark's Delta creates it (:func:`create_local_table`).

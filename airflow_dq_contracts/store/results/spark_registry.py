@@ -13,7 +13,7 @@ another one replaced); the loser is retried from the read, like the other sinks
 (:func:`airflow_dq_contracts.store.spark_tables.with_retries`), as is a race to create the table.
 
 A local registry of the exact schema is upserted by delta-rs on the driver instead, without a
-Spark job (:func:`airflow_dq_contracts.store.delta_commits.upsert_registry`), a missing local one
+Spark job (:func:`airflow_dq_contracts.store.results.driver_commits.upsert_registry`), a missing local one
 created by delta-rs as Spark creates it; where Spark writes,
 delta-rs still reads the key when it can.
 
@@ -104,7 +104,7 @@ def write_registry(
     max_attempts: int = 8,
     capabilities: SessionCapabilities | None = None,
 ) -> None:
-    """Upsert one registry row (from :func:`airflow_dq_contracts.store.registry.registry_row`) into ``target``.
+    """Upsert one registry row (from :func:`airflow_dq_contracts.store.results.registry.registry_row`) into ``target``.
 
     The table is created on first use. Commit conflicts with concurrent runs are retried up to
     ``max_attempts`` times, then :class:`~airflow_dq_contracts.store.spark_tables.SinkError`.
@@ -172,7 +172,7 @@ def read_registry(
 ) -> dict[str, Any] | None:
     """A contract's registry row read by Spark (one version, or the most recently run one); None if absent.
 
-    The Spark twin of :func:`airflow_dq_contracts.store.registry.read_registry`, for tables delta-rs
+    The Spark twin of :func:`airflow_dq_contracts.store.results.registry.read_registry`, for tables delta-rs
     cannot reach from here (catalog names, object stores with the session's credentials). A
     missing table is None too.
 

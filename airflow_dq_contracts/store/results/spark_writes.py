@@ -6,14 +6,14 @@ and adds the new ones, so an Airflow retry of the same run replaces its rows ins
 second copy, while other runs' rows are untouched.
 
 A missing local results table is created the way a run's rows are appended, by delta-rs
-(:func:`~airflow_dq_contracts.store.delta_commits.create_local_table`: the same empty ``CREATE TABLE``
+(:func:`~airflow_dq_contracts.store.results.driver_commits.create_local_table`: the same empty ``CREATE TABLE``
 version 0, schema, partitioning and description as Spark's ``createIfNotExists``), so a new table
 costs milliseconds more than an existing one, not a cold JVM's Delta write path.
 
 A run's *first* write needs no replacement: when the table certainly holds no row of the run yet
 (:meth:`~airflow_dq_contracts.store.spark_tables.SparkTarget.run_absent`, read by delta-rs on the
 driver) the rows are appended in one plain commit — by delta-rs itself when the table allows it
-(:func:`airflow_dq_contracts.store.delta_commits.append_results`: a local table of the exact
+(:func:`airflow_dq_contracts.store.results.driver_commits.append_results`: a local table of the exact
 schema), else by Spark's Delta. That skips the state reconstruction of the whole table that a
 ``replaceWhere`` needs. Whenever that cannot be known the write replaces, so a retry always
 replaces.
@@ -186,7 +186,7 @@ def committed_version(spark: SparkSession, target: str, capabilities: SessionCap
 
     Right after :func:`write_results` this is the version of that write's commit (Delta installs
     the committed snapshot), which the job reports so the operator can read the run back from
-    that one commit (:func:`airflow_dq_contracts.store.results_store.read_results` checks that the
+    that one commit (:func:`airflow_dq_contracts.store.results.delta_store.read_results` checks that the
     commit is the run's and falls back to a table scan otherwise). Catalog names and sessions
     without a JVM gateway (Spark Connect) give None.
     """

@@ -5,9 +5,9 @@ Delta commit that replaces exactly the rows of its run (``replaceWhere "_dq_run_
 plain append when delta-rs on the driver sees no row of the run yet — so a retried run replaces
 the rows its earlier attempt set aside or published instead of adding them twice.
 
-A few rows (≤ :data:`~airflow_dq_contracts.store.delta_commits.DRIVER_ROWS_LIMIT`) bound for a local
+A few rows (≤ :data:`~airflow_dq_contracts.store.results.driver_commits.DRIVER_ROWS_LIMIT`) bound for a local
 table are collected to the driver and committed by delta-rs under the table's commit lock
-(:func:`~airflow_dq_contracts.store.delta_commits.write_run_rows`): the same table (created with an
+(:func:`~airflow_dq_contracts.store.results.driver_commits.write_run_rows`): the same table (created with an
 empty ``CREATE TABLE`` version 0, as Spark creates it), the same schema and rows, in milliseconds
 instead of the seconds Spark's Delta write path costs a small run. Anything else — more rows, a
 catalog name, an object store, a schema to evolve, a type delta-rs would store differently — is
@@ -200,10 +200,10 @@ def _driver_write(
     """``out`` collected to the driver and committed by delta-rs when it is small; rows written, or None.
 
     Only for a local table this process sees (:attr:`~airflow_dq_contracts.store.spark_remote.SessionCapabilities.driver_sees_outputs`),
-    at most :data:`~airflow_dq_contracts.store.delta_commits.DRIVER_ROWS_LIMIT` rows (``rows_at_most``
+    at most :data:`~airflow_dq_contracts.store.results.driver_commits.DRIVER_ROWS_LIMIT` rows (``rows_at_most``
     when the caller knows a bound, else found by collecting one row more), a layout this sink accepts,
     and a table delta-rs writes exactly as Spark's Delta would
-    (:func:`~airflow_dq_contracts.store.delta_commits.write_run_rows`). A few rows then cost
+    (:func:`~airflow_dq_contracts.store.results.driver_commits.write_run_rows`). A few rows then cost
     milliseconds of commit instead of a cold JVM's Delta write path (its own Spark job, the log's
     state, the commit's statistics and the history read for the count).
     """
@@ -373,7 +373,7 @@ def write_quarantine(
     when this run quarantines nothing. New input columns are added to the table (see the module
     docstring). The count comes from the Delta commit's metrics, not from a second scan.
     ``rows_at_most`` (optional) bounds the rows of ``quarantined_df`` (e.g. the run's row count):
-    a few rows (≤ :data:`~airflow_dq_contracts.store.delta_commits.DRIVER_ROWS_LIMIT`) of a local
+    a few rows (≤ :data:`~airflow_dq_contracts.store.results.driver_commits.DRIVER_ROWS_LIMIT`) of a local
     table are committed by delta-rs from the driver, with the same table and rows as Spark's write.
     ``capabilities``: what ``spark`` can do, as its maker says (default: as the session tells).
 

@@ -22,7 +22,7 @@ Plain Parquet folders (no ``_delta_log``)
     a data column alone with pyarrow, the "commit" time as the newest file's mtime.
 
 Catalog names
-    :func:`resolve_table_path` (:func:`airflow_dq_contracts.store.delta.resolve_location`) finds a name
+    :func:`resolve_table_path` (:func:`airflow_dq_contracts.storage.locations.resolve_location`) finds a name
     where the last job that used it found it in its catalog (:mod:`airflow_dq_contracts.storage.catalog_names`),
     else maps ``db.table`` to Spark's default layout ``<warehouse>/<db>.db/<table>`` (``table`` alone:
     ``<warehouse>/<table>``), the warehouse being an argument or ``$DQ_CONTRACTS_WAREHOUSE``.
@@ -126,7 +126,7 @@ TIMESTAMP_TYPES = ("timestamp", "timestamp_ntz", "date")
 _STATS_SLACK = dt.timedelta(milliseconds=1)
 
 #: A catalog table's location: where a job found it in its catalog (store/catalog_names.py), else
-#: Spark's warehouse layout (the store's one implementation, :func:`~airflow_dq_contracts.store.delta.resolve_location`).
+#: Spark's warehouse layout (the store's one implementation, :func:`~airflow_dq_contracts.storage.locations.resolve_location`).
 resolve_table_path = resolve_location
 #: Whether a location holds a Delta table (an unreachable store counts as "no").
 is_delta_table = table_exists
