@@ -27,6 +27,7 @@ def get_provider_info() -> dict[str, Any]:
     ('airflow-dq-contracts', 'airflow_dq_contracts.operators.contract_branch')
     """
     from airflow_dq_contracts import __version__
+    from airflow_dq_contracts.ui.settings import config_section
 
     return {
         "package-name": "airflow-dq-contracts",
@@ -51,7 +52,10 @@ def get_provider_info() -> dict[str, Any]:
         "operators": _modules("operators.contract_branch", "operators.contract_check", "operators.verdict"),
         "sensors": _modules("sensors.completeness", "sensors.freshness"),
         "hooks": _modules("hooks.contract_submit", "hooks.spark_connect", "hooks.storage"),
-        "triggers": _modules("triggers.delta_metadata"),
+        "triggers": _modules("triggers.delta_metadata", "triggers.results_watcher"),
         "extra-links": ["airflow_dq_contracts.operators.report_link.ContractReportLink"],
         "notifications": ["airflow_dq_contracts.notifications.contract_alert.ContractAlertNotifier"],
+        # The UI plugin (also the `airflow.plugins` entry point, which is what loads it) and its settings.
+        "plugins": [{"name": "dq_contracts", "plugin-class": "airflow_dq_contracts.ui.plugin.DataQualityPlugin"}],
+        "config": config_section(),
     }

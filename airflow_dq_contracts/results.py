@@ -70,10 +70,19 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("expected_max", "double"),
     # Third wave (DESIGN §9): how the row was computed, ``statistics`` (the Delta log) or ``scan``.
     ("evaluated_from", "string"),
+    # Fourth wave (DESIGN §10): the source range an incremental run covered (versions / files / offsets).
+    ("source_range", "string"),
 )
 
 #: Columns added after the first release; a results table written before lacks them and is evolved.
-EVOLVED_RESULT_COLUMNS: tuple[str, ...] = ("tags", "reference_time", "expected_min", "expected_max", "evaluated_from")
+EVOLVED_RESULT_COLUMNS: tuple[str, ...] = (
+    "tags",
+    "reference_time",
+    "expected_min",
+    "expected_max",
+    "evaluated_from",
+    "source_range",
+)
 #: Timestamp columns of the results table (ISO-8601 text in JSON).
 TIME_RESULT_COLUMNS: tuple[str, ...] = ("evaluated_at", "reference_time")
 
@@ -128,6 +137,8 @@ class CheckResult:
     expected_max: float | None = None
     #: ``statistics`` (answered from the Delta log, no scan), ``scan``, or None (rows of older releases)
     evaluated_from: str | None = None
+    #: what an incremental run covered (JSON text, docs/incremental.md); None for a run over its whole input
+    source_range: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict in the fixed column order (timestamps as ISO strings)."""
@@ -206,6 +217,9 @@ class ContractResult:
     #: The Delta version of this run's commit to the results table, when the job could tell (not in
     #: the summary: the operator uses it to read the run back from that one commit).
     results_version: int | None = None
+    #: How the run's Delta input was read (not in the summary): ``{"reader": "delta-rs" | "spark",
+    #: "version": the Delta version read, None when not pinned}``; None for another kind of input.
+    source_read: dict[str, Any] | None = None
 
     @property
     def decision(self) -> str:
@@ -271,3 +285,27 @@ class ContractResult:
             valid_rows=valid.get("rows"),
             filter=data.get("filter"),
         )
+
+
+def error_summary(contract: Any, spec: Any, message: str, *, at: str | None) -> dict[str, Any]:
+    """A contract's summary entry when its run produced no result: status ``error``, decision ``gate`` (fails
+    closed). ``contract``: the contract (its name and version); ``spec``: the run's spec (run id, dataset,
+    results table, filter) — the suite task's and ``dq-contracts run``'s entry alike."""
+    return {
+        "run_id": spec.run_id,
+        "contract": {"name": contract.name, "version": contract.version},
+        "dataset": spec.dataset,
+        "row_count": None,
+        "status": "error",
+        "decision": DECISION_GATE,
+        "counts": {"passed": 0, "failed": 0, "error": 0},
+        "failed_by_severity": dict.fromkeys(SEVERITIES, 0),
+        "quarantine": None,
+        "valid": None,
+        "results_table": spec.results_table,
+        "filter": spec.filter,
+        "started_at": at,
+        "finished_at": at,
+        "checks": [],
+        "error": message,
+    }

@@ -41,7 +41,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from airflow_dq_contracts.contract.model import DATASET_FORMATS, Contract, Reference
+from airflow_dq_contracts.contract.model import DATASET_FORMATS, ColumnType, Contract, Reference
+from airflow_dq_contracts.contract.references import reference_column_types
 from airflow_dq_contracts.timeutil import format_time, parse_time
 
 #: The version of :meth:`RunSpec.to_json`'s document; a reader refuses any other.
@@ -54,6 +55,9 @@ SPEC_FILE_OPTION = "--spec-file"
 MAX_INLINE_BYTES = 64 * 1024
 #: The format of a dataset whose format neither the run nor the contract names.
 DEFAULT_FORMAT = "delta"
+#: Formats whose values are text: read with the declared columns' types (docs/contracts.md, "Text inputs");
+#: a Kafka message's JSON value too (docs/contracts.md, "Kafka").
+TEXT_FORMATS = ("csv", "json", "kafka")
 
 _TEXT_FIELDS = (
     "contract_text",
@@ -71,6 +75,7 @@ _TEXT_FIELDS = (
     "airflow_run_id",
     "summary_out",
     "markers_out",
+    "checkpoint",
 )
 
 
@@ -175,23 +180,52 @@ class DatasetSource:
     """What a run reads, resolved once (:meth:`resolve`): a catalog ``table`` or a ``path`` in ``format``,
     read with ``options`` (the contract's reader options for its own format; CSV's header defaults).
 
+    ``columns`` (declared name → type) and ``null_values`` say how to read it *as declared*: a text
+    format (:data:`TEXT_FORMATS`) is read with the declared types, the ``null_values`` strings (and a
+    ``nullValue`` option) read as NULL; another format only when ``null_values`` are given (its string
+    columns declared otherwise are parsed). With no declared columns a CSV's types are inferred.
+
     >>> from airflow_dq_contracts.contract import load_contract
     >>> contract = load_contract({"name": "o", "dataset": {"path": "/d/o", "format": "csv", "options": {"sep": ";"}}})
     >>> DatasetSource.resolve(contract)
     DatasetSource(path='/d/o', table=None, format='csv', options={'header': 'true', 'inferSchema': 'true', 'sep': ';'})
     >>> DatasetSource.resolve(contract, table="silver.orders").name
     'silver.orders'
+    >>> typed = load_contract({"name": "o", "dataset": {"path": "/d/o", "format": "csv", "null_values": ["NA"]},
+    ...                        "columns": [{"name": "x", "type": "double"}]})
+    >>> source = DatasetSource.resolve(typed)
+    >>> source.options, source.null_values, source.read_as_declared
+    ({'header': 'true'}, ('NA',), True)
     """
 
     path: str | None = None
     table: str | None = None
     format: str = DEFAULT_FORMAT
     options: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)
+    columns: Mapping[str, ColumnType | None] = dataclasses.field(default_factory=dict, hash=False, repr=False)
+    null_values: tuple[str, ...] = dataclasses.field(default=(), repr=False)
 
     @property
     def name(self) -> str:
         """What the results call the dataset: the table name, else the path."""
         return self.table or self.path or ""
+
+    @property
+    def text(self) -> bool:
+        """Whether the values are text (CSV, JSON): read as the declared types say."""
+        return self.format in TEXT_FORMATS
+
+    @property
+    def read_as_declared(self) -> bool:
+        """Whether the reader parses declared columns (a text format with declared columns, or null tokens given)."""
+        return bool(self.columns) and (self.text or bool(self.null_values))
+
+    @property
+    def null_tokens(self) -> tuple[str, ...]:
+        """The strings read as NULL: ``null_values``, plus a text reader's ``nullValue`` option."""
+        option = self.options.get("nullValue") if self.text else None
+        extra = (option,) if option is not None and option not in self.null_values else ()
+        return self.null_values + extra
 
     @classmethod
     def resolve(
@@ -209,18 +243,53 @@ class DatasetSource:
             raise RunSpecError("give either an input path or a table, not both", field="dataset")
         declared = contract.dataset
         if not (input_path or table):
-            if not declared.path and not declared.table:
+            if not declared.name:
                 raise RunSpecError(
                     f"contract {contract.name!r} declares no dataset and none was given (an input path or a table)",
                     field="dataset",
                 )
-            input_path, table = declared.path, declared.table
-        fmt = (input_format or (declared.format if declared.path or declared.table else None) or DEFAULT_FORMAT).lower()
+            # A Kafka dataset has neither: its name (kafka://servers/topics) stands for the path.
+            input_path, table = declared.path or (None if declared.table else declared.name), declared.table
+        fmt = (input_format or (declared.format if declared.name else None) or DEFAULT_FORMAT).lower()
         # The contract's reader options (CSV header, delimiter…) apply when reading its format.
         options = dict(declared.options) if fmt == declared.format else {}
-        if fmt == "csv":
-            options = {"header": "true", "inferSchema": "true", **options}
-        return cls(input_path or None, table or None, fmt, options)
+        columns = {column.name: column.type for column in contract.columns}
+        return cls(
+            input_path or None,
+            table or None,
+            fmt,
+            _text_defaults(fmt, bool(columns), options),
+            columns,
+            declared.null_values,
+        )
+
+    @classmethod
+    def for_reference(cls, reference: Reference, contract: Contract) -> DatasetSource:
+        """How to read ``reference``: its own format and options; as declared, the columns a check compares
+        with a declared column of the dataset (:func:`~airflow_dq_contracts.contract.references.reference_column_types`).
+
+        >>> from airflow_dq_contracts.contract import load_contract
+        >>> c = load_contract({"name": "o", "columns": [{"name": "id", "type": "long"}],
+        ...                    "references": {"r": {"path": "/r.csv", "format": "csv", "null_values": ["-"]}},
+        ...                    "checks": [{"name": "k", "type": "referential", "columns": ["id"], "reference": "r"}]})
+        >>> source = DatasetSource.for_reference(c.references["r"], c)
+        >>> source.options, dict(source.columns), source.null_values
+        ({'header': 'true'}, {'id': ColumnType(kind='long', value_type=None, key_type=None, precision=None, scale=None, raw='long')}, ('-',))
+        """
+        columns: dict[str, ColumnType | None] = dict(reference_column_types(contract, reference.name))
+        options = dict(reference.options)
+        if not reference.table:
+            options = _text_defaults(reference.format, bool(columns), options)
+        return cls(reference.path, reference.table, reference.format, options, columns, reference.null_values)
+
+
+def _text_defaults(fmt: str, declared: bool, options: dict[str, str]) -> dict[str, str]:
+    """The reader options of ``fmt`` under the given ones: a CSV has a header; its types are inferred only
+    when no column is declared (declared columns are read as text and parsed as declared)."""
+    if fmt != "csv":
+        return options
+    defaults = {"header": "true"} if declared else {"header": "true", "inferSchema": "true"}
+    return {**defaults, **options}
 
 
 class JobArguments(NamedTuple):
@@ -242,8 +311,13 @@ class RunSpec:
     * ``reference_time``: an aware UTC datetime (given as one, or as ISO-8601 text read once on
       construction; written as ``Z`` text only by :meth:`to_json`), ``run_id``;
     * the outputs: ``results_table``, ``quarantine_table``, ``valid_table``;
-    * Airflow's identity of the run: ``dag_id``, ``task_id``, ``airflow_run_id``;
-    * job options: ``summary_out`` (the summary JSON, driver-local), ``markers_out`` (marker lines).
+    * Airflow's identity of the run: ``dag_id``, ``task_id``, ``airflow_run_id``; ``attempt`` (Airflow's
+      ``try_number``, an integer ≥ 1; None: not given, and the writes carry no attempt, as before it
+      existed): every write of the run's results, quarantine and valid rows carries it, and a write of
+      an earlier attempt after a newer one's is refused (store/fencing.py);
+    * job options: ``summary_out`` (the summary JSON, driver-local), ``markers_out`` (marker lines);
+    * ``incremental`` (check only the rows new since the last run) and ``checkpoint`` (the results
+      table its ranges are recorded in; default the results table) — docs/incremental.md.
 
     * ``source``: the :class:`DatasetSource` the run reads, set by :meth:`resolve` against the
       contract (None before; not part of the JSON, which carries the fields it is resolved from).
@@ -269,8 +343,13 @@ class RunSpec:
     dag_id: str | None = None
     task_id: str | None = None
     airflow_run_id: str | None = None
+    attempt: int | None = None
     summary_out: str | None = None
     markers_out: str | None = None
+    #: check only what arrived since the last run of this contract on this dataset (docs/incremental.md)
+    incremental: bool = False
+    #: the results table the incremental ranges are read from and recorded in (default: ``results_table``)
+    checkpoint: str | None = None
     source: DatasetSource | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -280,6 +359,10 @@ class RunSpec:
                 raise RunSpecError(f"expected text, got {type(value).__name__} {value!r}", field=name)
             if name not in ("contract_text", "contract_origin") and value is not None and not value.strip():
                 object.__setattr__(self, name, None)  # "" means "not given", as on the command line
+        if self.attempt is not None and (
+            not isinstance(self.attempt, int) or isinstance(self.attempt, bool) or self.attempt < 1
+        ):
+            raise RunSpecError(f"expected an integer >= 1, got {self.attempt!r}", field="attempt")
         if self.filter is not None:
             object.__setattr__(self, "filter", self.filter.strip())
         if self.contract_text is not None and "\n" not in self.contract_text:
@@ -302,6 +385,8 @@ class RunSpec:
                 field="reference_time",
             )
         object.__setattr__(self, "reference_time", reference_instant(self.reference_time))
+        if not isinstance(self.incremental, bool):
+            raise RunSpecError(f"expected true or false, got {self.incremental!r}", field="incremental")
         if self.source is not None and not isinstance(self.source, DatasetSource):
             raise RunSpecError(f"expected a DatasetSource, got {type(self.source).__name__}", field="source")
 
@@ -382,6 +467,8 @@ class RunSpec:
                 value = dict(value)
             elif field.name == "reference_time":
                 value = format_time(value)
+            elif field.name == "incremental":
+                value = value or None  # written only when set: a spec of an earlier release reads the same
             if value is not None:
                 document[field.name] = value
         return json.dumps(document, separators=(",", ":"))

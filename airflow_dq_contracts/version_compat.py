@@ -6,8 +6,9 @@ Airflow release means changing this file only. Supported: Airflow 3.x (``airflow
 * ``BaseOperator``, ``BaseSensorOperator``, ``PokeReturnValue``, ``Context``: ``airflow.sdk``.
 * ``BaseBranchOperator``: ``airflow.sdk`` from 3.2, ``airflow.providers.standard`` before.
 * Exceptions: ``airflow.sdk.exceptions`` where a release has them there, else ``airflow.exceptions``.
-* ``BaseTrigger``, ``TriggerEvent``: ``airflow.triggers.base`` (3.0, 3.1), ``airflow.sdk`` later.
-* ``BaseNotifier``, ``BaseOperatorLink``: ``airflow.sdk``; ``XCom``: ``airflow.sdk`` where exported, else
+* ``BaseTrigger``, ``BaseEventTrigger`` (an ``AssetWatcher``'s), ``TriggerEvent``: ``airflow.triggers.base`` (3.0,
+  3.1), ``airflow.sdk`` later.
+* ``BaseNotifier``, ``BaseOperatorLink``, ``Connection``: ``airflow.sdk``; ``XCom``: ``airflow.sdk`` where exported, else
   ``airflow.sdk.execution_time.xcom`` (3.0, 3.1).
 * :func:`default_deferrable`: ``[operators] default_deferrable`` read when an operator is built.
 * ``Asset``, ``AssetAlias``: ``airflow.sdk`` (3.0, 3.1). A task reads ``context["outlet_events"]`` (annotate its
@@ -45,6 +46,8 @@ def _airflow_version() -> Version:
 
 AIRFLOW_VERSION = _airflow_version()
 AIRFLOW_V_3_0_PLUS = Version("3.0.0") <= AIRFLOW_VERSION
+#: Plugins' ``external_views`` (a provider's pages in the UI's navigation and task-instance tabs) came in 3.1.
+AIRFLOW_V_3_1_PLUS = Version("3.1.0") <= AIRFLOW_VERSION
 AIRFLOW_V_3_2_PLUS = Version("3.2.0") <= AIRFLOW_VERSION
 
 if not AIRFLOW_V_3_0_PLUS:  # pragma: no cover - guarded by the pinned dependency
@@ -82,7 +85,7 @@ try:  # the Task SDK raises its own "not found" from some release on; catch eith
 except ImportError:
     CONNECTION_NOT_FOUND = (_CoreNotFound,)
 
-from airflow.sdk import Asset, AssetAlias, BaseNotifier, BaseOperatorLink  # noqa: E402
+from airflow.sdk import Asset, AssetAlias, BaseNotifier, BaseOperatorLink, Connection  # noqa: E402
 
 try:  # the XCom class tasks and operator links read through (not exported by airflow.sdk in 3.0/3.1)
     from airflow.sdk import XCom  # type: ignore[attr-defined]  # noqa: E402
@@ -103,9 +106,9 @@ except ImportError:  # pragma: no cover - releases that do not export it there
     from airflow.hooks.base import BaseHook  # type: ignore[attr-defined,no-redef,unused-ignore]  # noqa: E402
 
 try:
-    from airflow.triggers.base import BaseTrigger, TriggerEvent  # noqa: E402
+    from airflow.triggers.base import BaseEventTrigger, BaseTrigger, TriggerEvent  # noqa: E402
 except ImportError:  # pragma: no cover - future releases
-    from airflow.sdk import BaseTrigger, TriggerEvent  # type: ignore[attr-defined,no-redef]  # noqa: E402
+    from airflow.sdk import BaseEventTrigger, BaseTrigger, TriggerEvent  # type: ignore[attr-defined,no-redef]  # noqa: E402
 
 
 def default_deferrable() -> bool:
@@ -133,16 +136,19 @@ async def aget_connection(conn_id: str) -> Any:
 
 __all__ = [
     "AIRFLOW_V_3_0_PLUS",
+    "AIRFLOW_V_3_1_PLUS",
     "AIRFLOW_V_3_2_PLUS",
     "AIRFLOW_VERSION",
     "AirflowException",
     "CONNECTION_NOT_FOUND",
+    "Connection",
     "Asset",
     "AssetAlias",
     "AirflowFailException",
     "AirflowSensorTimeout",
     "AirflowSkipException",
     "BaseBranchOperator",
+    "BaseEventTrigger",
     "BaseHook",
     "BaseNotifier",
     "BaseOperator",

@@ -95,8 +95,8 @@ def build(path: str, contracts: int, checks: int, days: int, commits: int) -> in
                         "expected_min": None,
                         "expected_max": None,
                     }
-                    for name, value in values.items():
-                        columns[name].append(value)
+                    for name in columns:  # a column not set here (evaluated_from, source_range) is NULL
+                        columns[name].append(values.get(name))
         batch = pa.table(columns, schema=schema)
         write_deltalake(path, batch, mode="append", partition_by=["contract_name"])
         total += batch.num_rows

@@ -6,16 +6,23 @@ Not part of the test suite. In ONE Spark session, side by side:
    5 files): ``num_rows``, ``missing`` on the required columns, ``min``/``max`` on integer, decimal
    and date columns, ``freshness`` on a timestamp. Three plans:
 
-   * **statistics** — ``Evaluator.run()`` with the Delta log (``StatisticsSource``), the default;
+   * **statistics** — the job's entry, ``run_contract`` on the table's location (location in, result
+     out), the default: the input is read lazily, and a contract the Delta log answers whole runs with
+     no DataFrame built and no Spark job (``engine/log_plan.py``);
    * **scan** — the same with ``spark.dqcontracts.statistics.enabled=false`` (the one shared scan);
-   * **floor** — one hand-written ``df.agg(...)`` computing the same numbers.
+   * **floor** — one hand-written ``spark.read…load(path).agg(...)`` computing the same numbers.
 
    Results are asserted identical (every metric of statistics = scan = floor); the ratio
    floor/statistics is the headline (target ≥ 20). Run twice: on a plain table, and on one like a
    table that lived (``--no-lived`` skips it): deletion vectors in one day's files (a ``DELETE``), a
    renamed column (column mapping) and 60-character strings — the files with deletion vectors are read
    narrowly by delta-rs, the rest answered from the log.
-2. **The example contract** (``dags_examples/contracts/orders.yaml``, mixed checks) on generated orders
+2. **Bounds on doubles** (``--rows`` rows, DAYS × FILES_PER_DAY files written by Spark's Delta): a
+   ``min`` and a ``max`` check on a ``double`` column. NaN is outside Delta's statistics: the log answers
+   when the table's files were all written by Spark's Delta (which orders NaN above every number, so a
+   file's ``maxValues`` is NaN when it holds one) — see ``engine/statistics_first.py``. Same three plans,
+   results asserted identical.
+3. **The example contract** (``dags_examples/contracts/orders.yaml``, mixed checks) on generated orders
    in Delta: statistics on vs off (runs alternated), results asserted identical, the ratio printed.
 
 Each plan runs once untimed first, then ``--repeat`` timed runs; the best is reported.
@@ -47,6 +54,7 @@ for entry in (ROOT, os.path.join(ROOT, "dags_examples")):
 
 from airflow_dq_contracts.contract import load_contract  # noqa: E402
 from airflow_dq_contracts.engine import Evaluator  # noqa: E402
+from airflow_dq_contracts.engine.runner import run_contract  # noqa: E402
 from airflow_dq_contracts.engine.session import get_spark  # noqa: E402
 from airflow_dq_contracts.engine.statistics_first import STATISTICS_CONF_KEY, StatisticsSource  # noqa: E402
 
@@ -148,10 +156,22 @@ def floor_values(spark: SparkSession, path: str, customer: str = "customer") -> 
 
 
 def evaluate(spark: SparkSession, contract: Any, path: str, statistics: bool) -> Any:
+    """The contract on the Delta table at ``path`` as an Evaluator over a DataFrame read by the caller."""
     spark.conf.set(STATISTICS_CONF_KEY, str(statistics).lower())
     try:
         df = spark.read.format("delta").load(path)
         return Evaluator(contract, df, REFERENCE, run_id="bench", statistics=StatisticsSource(path)).run()
+    finally:
+        spark.conf.unset(STATISTICS_CONF_KEY)
+
+
+def run_job(spark: SparkSession, contract: Any, path: str, statistics: bool) -> Any:
+    """The contract on the Delta table at ``path`` from the job's entry (``run_contract``: location in, result out)."""
+    spark.conf.set(STATISTICS_CONF_KEY, str(statistics).lower())
+    try:
+        return run_contract(
+            spark, contract, input_path=path, input_format="delta", run_id="bench", reference_time=REFERENCE
+        )
     finally:
         spark.conf.unset(STATISTICS_CONF_KEY)
 
@@ -182,8 +202,8 @@ def statistics_only(spark: SparkSession, rows: int, folder: str, repeat: int, li
         columns=[dict(c, name=customer) if c["name"] == "customer" else c for c in STATS_CONTRACT["columns"]],
     )
     contract = load_contract(spec)
-    t_stats, on = best_of(lambda: evaluate(spark, contract, path, True), repeat)
-    t_scan, off = best_of(lambda: evaluate(spark, contract, path, False), repeat)
+    t_stats, on = best_of(lambda: run_job(spark, contract, path, True), repeat)
+    t_scan, off = best_of(lambda: run_job(spark, contract, path, False), repeat)
     t_floor, floor = best_of(lambda: floor_values(spark, path, customer), repeat)
     assert comparable(on) == comparable(off), "statistics and scan differ"
     assert {r.evaluated_from for r in on.checks if r.check_type != "schema"} == {"statistics"}
@@ -191,6 +211,51 @@ def statistics_only(spark: SparkSession, rows: int, folder: str, repeat: int, li
     for name, value in floor.items():
         assert abs(by_name[name] - value) <= 1e-9 * max(1.0, abs(value)), (name, by_name[name], value)
     print(f"statistics-only contract, {len(on.checks)} checks on {rows:,} rows (best of {repeat}):")
+    print(f"  statistics {t_stats:8.3f} s   scan {t_scan:8.3f} s   floor {t_floor:8.3f} s")
+    print(
+        f"  floor/statistics = {t_floor / t_stats:6.1f}×   scan/statistics = {t_scan / t_stats:6.1f}×  (target ≥ 20×)"
+    )
+
+
+DOUBLES_CONTRACT: dict[str, Any] = {
+    "name": "double_bounds",
+    "columns": [
+        {"name": "amount", "checks": [{"name": "amount_min", "type": "min", "min": -1e9},
+                                      {"name": "amount_max", "type": "max", "max": 1e9}]},
+    ],
+}  # fmt: skip
+
+
+def doubles(spark: SparkSession, rows: int, folder: str, repeat: int) -> None:
+    path = os.path.join(folder, "doubles_table")
+    rid = F.col("id")
+    began = time.perf_counter()
+    spark.range(rows).select(
+        rid, (((rid * 7919) % 2_000_003) / 7.0 - 140_000.0).cast("double").alias("amount")
+    ).repartition(DAYS * FILES_PER_DAY).write.format("delta").save(path)
+    print(
+        f"generated a table of doubles: {rows:,} rows in {DAYS * FILES_PER_DAY} files in {time.perf_counter() - began:.1f} s"
+    )
+    contract = load_contract(DOUBLES_CONTRACT)
+
+    def floor() -> dict[str, float]:
+        row = spark.read.format("delta").load(path).agg(F.min("amount"), F.max("amount")).collect()[0]
+        return {"amount_min": float(row[0]), "amount_max": float(row[1])}
+
+    t_stats, on = best_of(lambda: run_job(spark, contract, path, True), repeat)
+    t_scan, off = best_of(lambda: run_job(spark, contract, path, False), repeat)
+    t_floor, values = best_of(floor, repeat)
+    assert comparable(on) == comparable(off), "statistics and scan differ"
+    by_name = {r.check_name: r for r in on.checks}
+    for name, value in values.items():
+        assert by_name[name].metric_value == value, (name, by_name[name].metric_value, value)
+    answered = sorted(r.check_name for r in on.checks if r.evaluated_from == "statistics")
+    tracker = spark.sparkContext.statusTracker()
+    jobs = len(tracker.getJobIdsForGroup(None)), len(tracker.getJobIdsForGroup("dq-contracts:bench:scan"))
+    run_job(spark, contract, path, True)
+    jobs_after = len(tracker.getJobIdsForGroup(None)), len(tracker.getJobIdsForGroup("dq-contracts:bench:scan"))
+    print(f"double bounds, {len(on.checks)} checks on {rows:,} rows (best of {repeat}); from the log: {answered}")
+    print(f"  Spark jobs of one statistics run: {sum(jobs_after) - sum(jobs)}")
     print(f"  statistics {t_stats:8.3f} s   scan {t_scan:8.3f} s   floor {t_floor:8.3f} s")
     print(
         f"  floor/statistics = {t_floor / t_stats:6.1f}×   scan/statistics = {t_scan / t_stats:6.1f}×  (target ≥ 20×)"
@@ -228,14 +293,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--no-lived", action="store_true", help="skip the table with deletion vectors")
+    cases = ("statistics", "lived", "doubles", "example")
+    parser.add_argument("--only", choices=cases, action="append", help="run only this case (repeatable)")
     args = parser.parse_args(argv)
+    chosen = set(args.only or cases) - ({"lived"} if args.no_lived else set())
     spark = get_spark(app_name="statistics-first-bench", master=args.master)
     folder = tempfile.mkdtemp(prefix="dq-stats-bench-")
     try:
-        statistics_only(spark, args.rows, folder, args.repeat)
-        if not args.no_lived:
+        if "statistics" in chosen:
+            statistics_only(spark, args.rows, folder, args.repeat)
+        if "lived" in chosen:
             statistics_only(spark, args.rows, folder, args.repeat, lived=True)
-        example_contract(spark, folder, args.orders_days, args.orders_per_day, args.repeat)
+        if "doubles" in chosen:
+            doubles(spark, args.rows, folder, args.repeat)
+        if "example" in chosen:
+            example_contract(spark, folder, args.orders_days, args.orders_per_day, args.repeat)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         spark.stop()

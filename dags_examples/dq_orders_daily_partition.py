@@ -1,7 +1,7 @@
 """A partition-scoped daily contract check, used alone: one ``ContractCheckOperator`` per day.
 
 Each run evaluates the orders contract on one partition of the silver orders table —
-``filter="order_date = '{{ ds }}'"`` — so Spark reads only that day (partition pruning) and the
+``filter="order_date = '{{ data_interval_start | ds }}'"`` — so Spark reads only that day (partition pruning) and the
 results rows record the filter. Used without a branch, ``fail_on_gate=True`` (the default) makes a
 *gate* decision fail the task, and with it the run: a P0 failure never passes silently. The summary
 is pushed to XCom before the failure, so the grid, a callback or a later task can still say what
@@ -18,7 +18,9 @@ Retries are safe: the run id is derived from dag / run / task, so a retry replac
 results and quarantined rows instead of adding a second copy.
 
 The schedule is a *data-interval* one (``CronDataIntervalTimetable``): the run for day D starts
-when D is over, ``{{ ds }}`` is D, and freshness is measured against the interval's end (D+1 00:00).
+when D is over, the interval's start is D, and freshness is measured against the interval's end (D+1
+00:00). (The interval's start, not ``{{ ds }}``: a manual run or ``airflow dags test`` at D+1 00:00 checks the
+interval [D, D+1) too, where ``{{ ds }}`` would be D+1 — a day whose rows are newer than the reference time.)
 The silver table is the one ``dq_orders_pipeline`` loads.
 """
 
@@ -48,6 +50,6 @@ with DAG(
         task_id="check_partition",
         contract="contracts/orders.yaml",
         input_path=SILVER_ORDERS,
-        filter="order_date = '{{ ds }}'",
+        filter="order_date = '{{ data_interval_start | ds }}'",
         # reference_time defaults to {{ data_interval_end }}; fail_on_gate defaults to True.
     )

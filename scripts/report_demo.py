@@ -180,8 +180,8 @@ def write_demo_tables(
                 "expected_max": expected_max,
                 "evaluated_from": "statistics" if ctype in ("num_rows", "freshness") else "scan",
             }
-            for key, value in values.items():
-                columns[key].append(value)
+            for key in columns:  # a column the demo does not set (e.g. source_range: no incremental run) is NULL
+                columns[key].append(values.get(key))
     results = pa.table(columns, schema=arrow_schema(RESULT_COLUMNS))
     results_path = root / "dq_results"
     write_deltalake(str(results_path), results, partition_by=["contract_name"], mode="overwrite")

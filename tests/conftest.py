@@ -18,15 +18,15 @@ os.environ.pop("SPARK_HOME", None)
 
 # Airflow reads AIRFLOW_HOME and its database URL once, at first import: the throw-away test
 # environment must be in place before any test module (or plugin) imports airflow.
-pytest_plugins = ["airflow_fixtures", "s3_fixtures"]
+pytest_plugins = ["ci_guard", "airflow_fixtures", "s3_fixtures", "pg_fixtures", "kafka_fixtures"]
 
 
 @pytest.fixture(scope="session")
 def spark():
-    """A real local SparkSession with Delta, shared by the whole test session."""
+    """A real local SparkSession with Delta and Spark's Kafka source, shared by the whole test session."""
     from airflow_dq_contracts.engine.session import get_spark
 
-    session = get_spark(app_name="dq-contracts-tests", master="local[2]")
+    session = get_spark(app_name="dq-contracts-tests", master="local[2]", kafka=True)
     yield session
     session.stop()
 

@@ -233,3 +233,90 @@ def test_quarantine_alerts_only_where_configured(setup, smtp):
     message = smtp.messages[0][1]
     assert message["Subject"].startswith("[DQ QUARANTINE] alert_orders 3.0.0 on ")
     assert "Quarantined rows: 1 in " + paths["quarantine"] in message.get_body(("plain",)).get_content()
+
+
+CLEAN_DAG = """
+import datetime as dt
+from airflow.sdk import DAG
+from airflow_dq_contracts.operators import ContractCheckOperator
+
+with DAG(dag_id="dq_clean_pass_test", schedule=None, start_date=dt.datetime(2024, 1, 1), catchup=False) as dag:
+    ContractCheckOperator(
+        task_id="check", contract={contract!r}, input_path={source!r}, input_format="delta",
+        results_table={results!r}, quarantine_table={quarantine!r}, report_folder={reports!r},
+    )
+"""
+
+#: Lines a successful run must not log: a contradicted master, deprecations, a resolution that did not happen.
+NOISE = (
+    "Could not load connection string",
+    "defaulting to yarn",
+    "without_files",
+    "BaseBranchOperator",
+    "resolving io.delta",
+    "XCom not found",
+    "Could not write the data quality report",
+)
+
+
+def test_a_clean_pass_gets_its_report_and_a_quiet_true_log(airflow_db, tmp_path, capfd, monkeypatch):  # noqa: F811
+    """No row ever quarantined (no quarantine table), no ``spark_default``: a report, its XCom, a clean log."""
+    import re
+
+    import yaml
+
+    from airflow_dq_contracts.operators.report_link import ContractReportLink
+
+    monkeypatch.setenv("DQ_CONTRACTS_JOB_CACHE", str(tmp_path / "job-cache"))
+    use_cached_delta_jars(monkeypatch, tmp_path)
+    monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)  # the embedded default decides the master
+    paths = {
+        "source": str(tmp_path / "orders"),
+        "results": str(tmp_path / "wh" / "dq_results"),
+        "quarantine": str(tmp_path / "wh" / "dq_quarantine" / "alert_orders"),
+        "reports": str(tmp_path / "wh" / "reports"),
+    }
+    _write_source(paths["source"], [(1, "new"), (2, "paid"), (3, "new")])
+    dag = install_dag(CLEAN_DAG.format(contract=CONTRACT, **paths))
+    capfd.readouterr()
+    states, dag_run = _run(dag, 3)
+    logged = "".join(capfd.readouterr())
+    assert states["check"] == "success"
+    summary = xcom_value(dag_run, "check")
+    assert summary["decision"] == "pass" and not Path(paths["quarantine"]).exists()
+
+    # The report of the pass: written, in XCom, behind the extra link.
+    report = Path(urlparse(summary["report"]).path)
+    assert report == Path(paths["reports"]) / "alert_orders" / f"{summary['run_id']}.html" and report.is_file()
+    assert xcom_value(dag_run, "check", key="dq_report_url") == summary["report"]
+    assert xcom_value(dag_run, "check", key=ContractReportLink().xcom_key) == summary["report"]
+
+    # The count the task logs, by hand from the YAML: 2 written, one schema check per declared column.
+    document = yaml.safe_load(CONTRACT)
+    written = sum(len(c.get("checks", [])) for c in document["columns"])
+    implied = len(document["columns"])
+    assert f"({written + implied} checks ({written} written, {implied} implied by columns/SLA))" in logged
+    assert len(summary["checks"]) == written + implied
+
+    # A true, quiet log: the master it runs on said once, nothing contradicting it, no error, no deprecation.
+    assert "running on the embedded default, Spark local[*]" in logged
+    assert [line for line in logged.splitlines() if any(noise in line for noise in NOISE)] == []
+    assert re.findall(r".*\[error\s*\].*", logged) == []
+    # Warnings raised in our own modules (Airflow's in-process API server has deprecations of its own).
+    assert [line for line in logged.splitlines() if "Warning" in line and "airflow_dq_contracts" in line] == []
+
+    # With the UI plugin configured for this results table ([dq_contracts] results_table, read the Airflow way from
+    # the environment), the next run's link — task's extra link and XCom — is its run page in the Airflow UI.
+    monkeypatch.setenv("AIRFLOW__DQ_CONTRACTS__RESULTS_TABLE", "dq_results")
+    monkeypatch.setenv("AIRFLOW__DQ_CONTRACTS__WAREHOUSE", str(tmp_path / "wh"))
+    monkeypatch.setenv("AIRFLOW__API__BASE_URL", "http://airflow.example:8080")
+    states, dag_run = _run(dag, 4)
+    assert states["check"] == "success"
+    summary = xcom_value(dag_run, "check")
+    page = f"http://airflow.example:8080/dq-contracts/runs/{summary['run_id']}"
+    assert xcom_value(dag_run, "check", key="dq_report_url") == page == summary["report"]
+    # the run that page shows is in the results table the plugin reads (delta-rs, not the code under test)
+    from deltalake import DeltaTable
+
+    run_ids = set(DeltaTable(paths["results"]).to_pyarrow_table(columns=["run_id"]).column("run_id").to_pylist())
+    assert summary["run_id"] in run_ids

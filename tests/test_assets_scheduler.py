@@ -1,8 +1,13 @@
 """Consumers scheduled on checked assets, triggered by a real scheduler: they proceed or refuse per verdict.
 
 Airflow's own components as processes (api-server, dag-processor, scheduler with the LocalExecutor — the
-machinery of ``test_scheduler_concurrency.py``), one throw-away ``AIRFLOW_HOME`` on SQLite. One producer DAG
-run checks one small JSON dataset with three contracts at once, each check task updating its own asset:
+machinery of ``test_scheduler_concurrency.py`` — and a triggerer), one throw-away ``AIRFLOW_HOME`` on
+**PostgreSQL**, production's metadata database (Debian's server, started once per session by
+``tests/pg_fixtures.py`` on 127.0.0.1). One producer DAG run first waits with a deferrable
+``FreshnessSensor`` for a Delta table that does not exist yet: the test writes it only once the sensor's
+task instance is ``deferred`` and its ``DeltaFreshnessTrigger`` is in the database, so the trigger fires in
+the triggerer process. Then it checks one small JSON dataset with three contracts at once, each check task
+updating its own asset:
 
 * ``check_pass`` (``outlets=[Asset]``): every check passes → its consumer proceeds;
 * ``check_quarantine`` (``emit_asset=True`` + a valid table → the valid table's asset): the rows with a bad
@@ -12,7 +17,7 @@ run checks one small JSON dataset with three contracts at once, each check task 
   names the producer's DAG run, task and contract run.
 
 The scheduler creates the three consumer runs from the asset events (``asset_triggered``); what is asserted is
-read back from the metadata database (``sqlite3``), the task logs and the Delta tables (delta-rs). Expected
+read back from the metadata database (PostgreSQL, with psycopg2 — not through Airflow), the task logs and the Delta tables (delta-rs). Expected
 counts come from the generated rows.
 """
 
@@ -24,10 +29,12 @@ import os
 import secrets
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cluster_fixtures import free_port
 from pipeline_expectations import delta_rows
+from sensor_fixtures import write_events
 from test_scheduler_concurrency import (
     RUN_DEADLINE_SECONDS,
     START_DEADLINE_SECONDS,
@@ -53,6 +60,7 @@ import datetime as dt
 from airflow.sdk import DAG, Asset
 
 from airflow_dq_contracts.operators import ContractCheckOperator
+from airflow_dq_contracts.sensors import FreshnessSensor
 
 COMMON = dict(
     input_path={data!r},
@@ -74,13 +82,18 @@ EMAIL = {{"name": "email", "type": "string", "checks": [
 
 with DAG(dag_id={producer!r}, schedule=None, start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
          catchup=False, max_active_tasks=3):
-    ContractCheckOperator(task_id="check_pass", contract=contract("ids", [ID]),
-                          outlets=[Asset("x-dq-test://pass")], **COMMON)
-    ContractCheckOperator(task_id="check_quarantine", contract=contract("emails", [EMAIL]),
-                          quarantine_table={quarantine!r}, valid_table={valid!r}, emit_asset=True, **COMMON)
-    ContractCheckOperator(task_id="check_gate", contract=contract("volume", checks=[
-                              {{"name": "at most three rows", "type": "num_rows", "max": 3, "severity": "P0"}}]),
-                          outlets=[Asset("x-dq-test://gate")], **COMMON)
+    landed = FreshnessSensor(task_id="wait_fresh", path={landing!r}, timestamp_column="created_at",
+                             max_age_hours=1, fail_on_missing_table=False, deferrable=True,
+                             poke_interval=1, timeout=600)
+    landed >> ContractCheckOperator(task_id="check_pass", contract=contract("ids", [ID]),
+                                    outlets=[Asset("x-dq-test://pass")], **COMMON)
+    landed >> ContractCheckOperator(task_id="check_quarantine", contract=contract("emails", [EMAIL]),
+                                    quarantine_table={quarantine!r}, valid_table={valid!r}, emit_asset=True,
+                                    **COMMON)
+    landed >> ContractCheckOperator(task_id="check_gate", contract=contract("volume", checks=[
+                                        {{"name": "at most three rows", "type": "num_rows", "max": 3,
+                                          "severity": "P0"}}]),
+                                    outlets=[Asset("x-dq-test://gate")], **COMMON)
 '''
 
 CONSUMER_SOURCE = '''
@@ -105,8 +118,13 @@ with DAG(dag_id={dag_id!r}, schedule=[ASSET], start_date=dt.datetime(2026, 1, 1,
 '''
 
 
+def _json(value: Any) -> Any:
+    """A JSON column's value: PostgreSQL's driver decodes json/jsonb columns itself, text is decoded here."""
+    return json.loads(value) if isinstance(value, (str, bytes)) else value
+
+
 @pytest.mark.timeout(START_DEADLINE_SECONDS * 2 + RUN_DEADLINE_SECONDS + 300)
-def test_consumers_triggered_by_the_scheduler_proceed_or_refuse_per_verdict(tmp_path):
+def test_consumers_triggered_by_the_scheduler_proceed_or_refuse_per_verdict(tmp_path, postgres):
     from airflow_dq_contracts.runtime import jars
 
     home, logs = tmp_path / "airflow-home", tmp_path / "logs"
@@ -116,13 +134,14 @@ def test_consumers_triggered_by_the_scheduler_proceed_or_refuse_per_verdict(tmp_
     bad = [r for r in rows if "@" not in r["email"]]
     data = tmp_path / "users.json"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    valid = tmp_path / "valid"
+    valid, landing = tmp_path / "valid", tmp_path / "landing"
     (home / "dags" / f"{PRODUCER}.py").write_text(
         PRODUCER_SOURCE.format(
             data=str(data),
             results=str(tmp_path / "results"),
             quarantine=str(tmp_path / "quarantine"),
             valid=str(valid),
+            landing=str(landing),
             producer=PRODUCER,
         )
     )
@@ -135,14 +154,14 @@ def test_consumers_triggered_by_the_scheduler_proceed_or_refuse_per_verdict(tmp_
         (home / "dags" / f"{dag_id}.py").write_text(CONSUMER_SOURCE.format(asset=assets[outcome], dag_id=dag_id))
 
     marker = f"{os.getpid()}:{secrets.token_hex(8)}"
-    env = _environment(home, tmp_path, free_port(), marker)
+    db = postgres.create_database("assets_" + secrets.token_hex(4))
+    env = _environment(home, tmp_path, free_port(), marker, database_url=db.url)
     # Delta's jars as this machine resolved them (this test is about assets, not a fresh worker's Ivy).
     env["DQ_CONTRACTS_DELTA_JARS"] = str(Path(jars.delta_jars()[0]).parent)
-    db = home / "airflow.db"
     dags = [PRODUCER, *CONSUMERS.values()]
 
     _airflow(env, "db", "migrate")
-    with _components(env, logs, marker) as procs:
+    with _components(env, logs, marker, extra=("triggerer",)) as procs:
         try:
             deadline = time.monotonic() + START_DEADLINE_SECONDS
             while len(
@@ -158,6 +177,30 @@ def test_consumers_triggered_by_the_scheduler_proceed_or_refuse_per_verdict(tmp_
             logical_date = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
             _airflow(env, "dags", "trigger", PRODUCER, "--run-id", RUN_ID, "--logical-date", logical_date)
 
+            # The sensor checks once in its worker, finds no table, and defers: its trigger is stored in the
+            # database for the triggerer. Only then does the data land.
+            deadline = time.monotonic() + START_DEADLINE_SECONDS
+            while not (
+                _query(db, "SELECT state FROM task_instance WHERE dag_id = ? AND task_id = 'wait_fresh'", PRODUCER)
+                == [("deferred",)]
+                and any(
+                    classpath.endswith(".DeltaFreshnessTrigger")
+                    for (classpath,) in _query(db, "SELECT classpath FROM trigger")  # its kwargs are encrypted
+                )
+            ):
+                assert all(p.poll() is None for p in procs.values()), "a component stopped before the sensor deferred"
+                assert time.monotonic() < deadline, "the sensor did not defer in time"
+                time.sleep(1)
+            # Airflow 3.1 fails a resumed task whose trigger fired before the scheduler processed the
+            # executor's event of the deferring process (apache/airflow#66374, fixed in later releases): a
+            # trigger firing within a second of the deferral would make this test about that race. Land the
+            # data once the scheduler has seen the deferring attempt's process end.
+            seen = f"Received executor event with state success for task instance TaskInstanceKey(dag_id='{PRODUCER}', task_id='wait_fresh'"
+            while seen not in (logs / "scheduler.log").read_text(errors="replace"):
+                assert time.monotonic() < deadline, "the scheduler did not see the deferring attempt end"
+                time.sleep(1)
+            write_events(landing, [dt.datetime.now(dt.timezone.utc)])
+
             # The producer finishes, then the scheduler starts one run per consumer from the events; wait for all.
             deadline = time.monotonic() + RUN_DEADLINE_SECONDS
             while True:
@@ -169,10 +212,21 @@ def test_consumers_triggered_by_the_scheduler_proceed_or_refuse_per_verdict(tmp_
                 time.sleep(3)
 
             producer_tasks = dict(_query(db, "SELECT task_id, state FROM task_instance WHERE dag_id = ?", PRODUCER))
-            assert producer_tasks == {"check_pass": "success", "check_quarantine": "success", "check_gate": "success"}
+            assert producer_tasks == {
+                "wait_fresh": "success",
+                "check_pass": "success",
+                "check_quarantine": "success",
+                "check_gate": "success",
+            }
+            # The trigger ran in the triggerer process (a trigger log of the triggerer's job), not in a worker.
+            trigger_logs = list(
+                (home / "logs").glob(f"dag_id={PRODUCER}/run_id={RUN_ID}/task_id=wait_fresh/*.log.trigger.*")
+            )
+            fired = "".join(p.read_text(errors="replace") for p in trigger_logs)
+            assert "Trigger fired event" in fired and "→ fresh" in fired, fired[-2000:]
 
             events = {
-                task_id: (uri, json.loads(extra))
+                task_id: (uri, _json(extra))
                 for task_id, uri, extra in _query(
                     db,
                     "SELECT e.source_task_id, a.uri, e.extra FROM asset_event e JOIN asset a ON a.id = e.asset_id "
@@ -218,7 +272,7 @@ def test_consumers_triggered_by_the_scheduler_proceed_or_refuse_per_verdict(tmp_
                     assert tasks == {"require_contract": "success", "after": "success"}
                     (value,) = _query(db, "SELECT value FROM xcom WHERE dag_id = ? AND task_id = 'after'", dag_id)[0]
                     expected_valid = len(rows) - len(bad) if outcome == "quarantine" else None
-                    assert json.loads(value) == [[run_ids[outcome], outcome, expected_valid]]
+                    assert _json(value) == [[run_ids[outcome], outcome, expected_valid]]
 
             (log_file,) = [
                 p

@@ -282,13 +282,15 @@ def test_a_missing_default_connection_runs_on_the_embedded_default(monkeypatch, 
     assert ContractSubmitHook(application_args=[], bundle=bundle).master == "local[2]"  # defined: as defined
     monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
     warnings: list[str] = []
+    everything: list[str] = []  # every line the hook logs, at any level
 
     class Log:  # what the hook logs at warning level (Airflow's task logging bypasses caplog)
         def warning(self, message: str, *args: Any) -> None:
             warnings.append(message % args)
+            everything.append(message % args)
 
         def __getattr__(self, name: str) -> Any:
-            return lambda *args, **kwargs: None
+            return lambda message="", *args, **kwargs: everything.append(str(message) % args if args else str(message))
 
     monkeypatch.setattr(ContractSubmitHook, "log", property(lambda self: Log()))
     hook = ContractSubmitHook(application_args=[], bundle=bundle)
@@ -296,6 +298,8 @@ def test_a_missing_default_connection_runs_on_the_embedded_default(monkeypatch, 
     command = hook.adapter.build_command("job.py")
     assert command[command.index("--master") + 1] == "local[*]"
     assert any("Connection 'spark_default' is not defined: running on the embedded default" in w for w in warnings)
+    # Nothing said before it contradicts it (the provider's "defaulting to yarn" for a missing connection).
+    assert [line for line in everything if "yarn" in line and "AIRFLOW_CONN_SPARK_DEFAULT" not in line] == []
     # Another connection the DAG names but nobody defined is not guessed at: the provider's handling stands.
     assert ContractSubmitHook(conn_id="spark_elsewhere", application_args=[], bundle=bundle).master == "yarn"
 
@@ -568,8 +572,7 @@ def test_master_lost_mid_job_fails_readably_and_the_retry_leaves_one_copy(cluste
     watcher = Watcher(cluster, _running_driver(drivers_before), cluster.kill_master)
     watcher.start()
     try:
-        start = dt.datetime.combine(day, dt.time(), tzinfo=UTC)
-        states, dag_run = run_dag(daily, logical_date=start, run_after=start)
+        states, dag_run = run_dag(daily, **interval(day))  # the interval [day, day + 1)
     finally:
         watcher.stop()
     assert watcher.error is None, watcher.error
@@ -640,8 +643,7 @@ def test_a_job_that_ends_while_the_master_is_down_still_settles_the_task(
     watcher = Watcher(cluster, _executors_working(cluster, drivers_before), cluster.kill_master)
     watcher.start()
     try:
-        start = dt.datetime.combine(day, dt.time(), tzinfo=UTC)
-        states, dag_run = run_dag(daily, logical_date=start, run_after=start)
+        states, dag_run = run_dag(daily, **interval(day))  # the interval [day, day + 1)
         master_was_down = cluster.daemon_pid(MASTER_CLASS) is None
     finally:
         watcher.stop()

@@ -4,9 +4,12 @@
   (``spark.jars.ivy``) and an empty jars folder, shared by all six. Before the lock in ``jars.py``
   each started its own Ivy resolve into the one cache and they failed with
   ``[download failed: …zstd-jni.jar, …]``. Now one resolves, the others wait and reuse its folder,
-  and all six results land in one results table that none of them found (one copy each).
+  and all six results land in one results table that none of them found (one copy each). The lock
+  file's journal proves the race: one Ivy resolution, and at least one run that waited for it.
 * Six writer processes, ten times over, released together to write into one table that does not
-  exist yet: a results, quarantine or valid table in turn. Before the fix a loser failed with
+  exist yet: a results, quarantine or valid table in turn. Each writer reports its writes' windows and
+  its waits on the table's commit lock: the test asserts the writes overlapped in every round and that
+  some writer waited for another's commit, so a run without contention fails instead of passing. Before the fix a loser failed with
   ``[DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION]`` or ``… exists but is not a Delta table``: its
   JVM's cached Delta log of the path predated the winner's first commit and was never refreshed.
 
@@ -138,6 +141,16 @@ def test_six_cli_runs_on_a_fresh_worker_resolve_once_and_share_one_new_results_t
     assert len(folders) == 1 and (folders[0] / ".complete").is_file()
     assert any(folders[0].glob("io.delta_delta-spark_*.jar"))
     assert any((ivy / "cache").iterdir())
+    # The race happened: the lock's journal (runtime/jars.py) holds one Ivy resolution, and at least one
+    # other run that waited on the lock while it ran and took the lock after it — never a second resolution.
+    journal = (jars_dir / f".{folders[0].name}.lock").read_text(encoding="utf-8").splitlines()
+    resolved = [n for n, line in enumerate(journal) if " resolved io.delta:delta-spark_" in line]
+    waited = [n for n, line in enumerate(journal) if " waited " in line and " s for the lock (" in line]
+    assert len(resolved) == 1, journal
+    assert waited and all(n > resolved[0] for n in waited), journal
+    pid = journal[resolved[0]].split(" pid ", 1)[1].split()[0]
+    assert pid not in {journal[n].split(" pid ", 1)[1].split()[0] for n in waited}, journal
+    assert len(journal) == len(resolved) + len(waited) <= WRITERS, journal
 
 
 @pytest.mark.slow
@@ -215,3 +228,14 @@ def test_six_writers_create_the_same_new_tables_ten_times(tmp_path):
             ), kind
         assert create_table_commits(table) == 1, (round_no, kind)
         assert sorted(p.name for p in table.parent.iterdir()) == [kind]  # nothing else was written
+    # The race happened: in a round, at least two writers' writes onto its new table overlapped in time. (All
+    # rounds are released at once, so on a loaded machine the writers drift apart over the later rounds: the
+    # first rounds race, and a run in which no round did fails here.)
+    overlapped = []
+    for round_no in range(ROUNDS):
+        windows = sorted((o["began"], o["ended"]) for o in outcomes if o["round"] == round_no)
+        if any(later[0] < earlier[1] for earlier, later in zip(windows, windows[1:])):
+            overlapped.append(round_no)
+    assert overlapped, [(o["round"], o["began"], o["ended"]) for o in outcomes]
+    # …and writers did wait on a table's commit lock while another committed (a run without contention fails)
+    assert sum(o["lock_waits"] for o in outcomes) >= 1, outcomes

@@ -128,7 +128,7 @@ def test_example_dags_parse_with_the_documented_shape(pipeline, daily):
     assert pipeline.task_dict["wait_for_fresh_orders"].downstream_task_ids == {"load_orders"}
     assert [t.task_id for t in daily.tasks] == ["check_partition"]
     check = daily.task_dict["check_partition"]
-    assert check.fail_on_gate is True and check.filter == "order_date = '{{ ds }}'"
+    assert check.fail_on_gate is True and check.filter == "order_date = '{{ data_interval_start | ds }}'"
 
 
 def test_the_provider_shows_in_airflow_providers_list(env):
@@ -315,8 +315,8 @@ def test_used_alone_a_gate_fails_the_task_after_pushing_the_summary(daily, env, 
     day = dt.date(2024, 5, 4)
     orders_data.write_orders(env / "silver" / "orders", orders_data.generate_orders(orders_data.spec_for("gate", day)))
     monkeypatch.setattr(daily.task_dict["check_partition"], "retry_delay", dt.timedelta(0))
-    start = dt.datetime.combine(day, dt.time(), tzinfo=UTC)  # {{ ds }} is the logical date's day
-    states, dag_run = run_dag(daily, logical_date=start, run_after=start)
+    # The interval [day, day + 1): the partition its start names, freshness against its end.
+    states, dag_run = run_dag(daily, **interval(day))
     assert states == {"check_partition": "failed"}
     assert str(dag_run.state) == "failed"
     assert len(watch_execute) == 1, "a gate is a verdict, not a transient error: no retry"

@@ -52,6 +52,7 @@ WORK="{tmp_path / "work"}"
 packages() {{ echo "packages $1" >> "{trace}"; }}
 ensure_compose() {{ echo "docker-compose" >> "{trace}"; }}
 ensure_chromium() {{ echo "chromium" >> "{trace}"; }}
+ensure_postgres() {{ echo "postgresql" >> "{trace}"; }}
 lint() {{ echo "lint" >> "{trace}"; }}
 main "$@"
 """
@@ -121,9 +122,11 @@ def test_test_sets_up_everything_before_the_checks_and_the_suite(tmp_path):
     assert lines == [
         "packages test",
         "docker-compose",
-        "dq-contracts jars fetch --with s3",
+        "dq-contracts jars fetch --with s3 --with kafka",
+        "python tests/kafka_fixtures.py fetch",
         "dq-contracts jvm-archive build",
         "chromium",
+        "postgresql",
         "lint",
         "python -m pytest -k nothing",
     ]

@@ -308,6 +308,35 @@ def test_time_is_utc_whatever_the_session_time_zone(spark):
     assert ages["d min"] == dt.datetime(2024, 3, 9, tzinfo=dt.timezone.utc).timestamp()
 
 
+def test_data_newer_than_the_reference_time_is_an_error_naming_both_times(spark):
+    """A reference before the newest data (``airflow dags test`` and ``{{ data_interval_end }}``) cannot be right:
+    beyond the 5-minute clock skew the check is an error, never a pass on a negative age; within it, age 0."""
+    reference = "2024-01-10T00:00:00Z"
+    rows = [
+        (dt.datetime(2024, 1, 10, 23, 20, tzinfo=dt.timezone.utc), dt.datetime(2024, 1, 10, 0, 3)),
+        (dt.datetime(2024, 1, 9, 22, 0, tzinfo=dt.timezone.utc), dt.datetime(2024, 1, 9, 18, 0)),
+    ]
+    df = spark.createDataFrame(rows, "created_at timestamp, landed_at timestamp_ntz")
+    contract = load_contract(
+        {
+            "name": "ahead",
+            "checks": [
+                {"name": "ahead", "type": "freshness", "timestamp_column": "created_at", "max_age_hours": 6},
+                {"name": "skewed", "type": "freshness", "timestamp_column": "landed_at", "max_age_hours": 6},
+            ],
+        }
+    )
+    checks = {r.check_name: r for r in evaluate(contract, df, reference).checks}
+    ahead = checks["ahead"]
+    assert ahead.status == "error" and not ahead.passed
+    assert "max(created_at) = 2024-01-10T23:20:00Z is 23.333 h after the reference time 2024-01-10T00:00:00Z" in (
+        ahead.message
+    )
+    assert "airflow dags test" in ahead.message and "reference_time" in ahead.message
+    skewed = checks["skewed"]  # 3 minutes after the reference: clock skew, the age is 0
+    assert skewed.status == "passed" and skewed.metric_value == 0.0
+
+
 def test_scan_fallback_keeps_the_other_metrics(spark):
     """A filter that only fails while running (ANSI cast) breaks the shared scan: the evaluator
     re-runs metric by metric and errors just that check."""

@@ -928,7 +928,8 @@ def test_cli_import_validate_export(tmp_path):
     files = [str(DATAHUB / n) for n in ("02_volume_between.yaml", "06_field_in.yaml")]
     assert _cli("import", "datahub", *files, "-o", str(contract))[0] == 0
     code, out, _ = _cli("validate", str(contract))
-    assert code == 0 and "purchase_events" in out and "2 checks" in out
+    # the two imported assertions, and the declared column's schema check
+    assert code == 0 and "purchase_events" in out and "3 checks (2 written, 1 implied by columns/SLA)" in out
     code, out, _ = _cli("export", "datahub", str(contract))
     assert code == 0 and [a["type"] for a in doc(out)["assertions"]] == ["volume", "field"]
     plex = tmp_path / "orders.yaml"

@@ -7,6 +7,7 @@ port, which is what an unreachable Maven Central looks like to it.
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import json
 import os
@@ -148,6 +149,37 @@ def test_a_held_lock_is_waited_for_by_time_then_reported(tmp_path):
     assert jars.resolve([DELTA], root, timeout=1.0) == made
 
 
+def test_a_wait_on_the_lock_is_journaled_in_the_lock_file_once_the_waiter_holds_it(tmp_path):
+    """The contention a concurrency test must prove: a waiter journals its wait; an uncontended take writes nothing."""
+    import time
+
+    lock = tmp_path / ".held.lock"
+    waiter = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from airflow_dq_contracts.runtime import jars
+        Path({str(tmp_path / "trying")!r}).touch()
+        with jars.exclusive_lock(Path({str(lock)!r}), time.monotonic() + 60, "the test's jars"):
+            pass
+    """)
+    with jars.exclusive_lock(lock, time.monotonic() + 5, "the test's jars") as note:
+        assert lock.read_text(encoding="utf-8") == ""  # taken at once: nothing to journal
+        proc = subprocess.Popen([sys.executable, "-c", waiter], env={**os.environ, "PYTHONPATH": str(ROOT)})
+        while not (tmp_path / "trying").exists():
+            assert proc.poll() is None
+            time.sleep(0.05)
+        time.sleep(1.0)
+        assert proc.poll() is None  # it waits for this process's lock
+        note("made the jars")
+    assert proc.wait(timeout=60) == 0
+    first, second = lock.read_text(encoding="utf-8").splitlines()
+    assert first.endswith(f" pid {os.getpid()} made the jars")
+    stamp, pid, seconds = second.split(" ", 1)[0], second.split(" pid ", 1)[1].split()[0], second.split(" waited ")[1]
+    assert int(pid) == proc.pid and seconds.endswith(" s for the lock (the test's jars)")
+    assert float(seconds.split()[0]) >= 1.0
+    assert dt.datetime.fromisoformat(stamp) > dt.datetime.fromisoformat(first.split(" ", 1)[0])
+
+
 def test_delta_jars_env_is_used_as_is_and_an_empty_one_is_an_error(tmp_path, monkeypatch):
     for name in ("delta-spark.jar", "delta-storage.jar"):
         (tmp_path / name).write_bytes(b"")
@@ -172,6 +204,12 @@ def test_cli_jars_path_and_fetch(tmp_path):
     assert fetched.returncode == 0, fetched.stderr
     other = tmp_path / "other" / jars.folder_name(DELTA)
     assert fetched.stdout.strip() == str(other) and jars.complete_jars(other)
+    assert f"resolving {DELTA}" in fetched.stderr
+    # Fetched already: nothing is resolved, and nothing says it is.
+    again = _cli("fetch", "--dir", str(tmp_path / "other"), env=env)
+    assert again.returncode == 0 and again.stdout.strip() == str(other)
+    assert "resolving" not in again.stderr
+    assert f"{len(jars.complete_jars(other) or [])} jars already there" in again.stderr
 
     listed = _cli("path", "--dir", str(tmp_path / "other"), "--list", env=env)
     assert listed.returncode == 0

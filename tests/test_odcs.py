@@ -134,7 +134,8 @@ def test_v3_2_enum_and_semantic_types():
         "country_code/allowed_values": ["US", "FR", "CA", "MX"],
     }
     deprecated = load_contract(_file("schema__deprecated.odcs.yaml"))
-    assert [c.name for c in deprecated.columns if c.deprecated] == ["category_id"]
+    # the nested legacy_code is a column path since nested properties import (#37)
+    assert [c.name for c in deprecated.columns if c.deprecated] == ["category_id", "category.legacy_code"]
     assert deprecated.metadata["odcs"]["deprecated"] is True
     assert load_contract(export_odcs(deprecated)).column("category_id").deprecated
     measures = load_contract(_file("schema__measures-and-dimensions.odcs.yaml"))
@@ -419,6 +420,39 @@ def test_cli_import_into_directory_partial_and_export(tmp_path, capsys):
     assert "note: schema[0].properties[0].quality[0]: invalidValues does not count NULL" in capsys.readouterr().out
     assert cli_main(["import", "odcs", _file("all__full-example.odcs.yaml")]) == 1  # two objects, no -o DIR
     assert "give -o DIR" in capsys.readouterr().err
+
+
+def test_odcs_papercuts_partial_hint_new_output_directory_and_the_primary_key_note(tmp_path, capsys):
+    document = tmp_path / "orders.odcs.yaml"
+    document.write_text(
+        "apiVersion: v3.0.0\nkind: DataContract\nid: orders\nname: orders\nversion: 1.0.0\nstatus: active\n"
+        "schema:\n  - name: orders\n    properties:\n"
+        "      - {name: order_id, logicalType: string, primaryKey: true}\n"
+        "      - {name: customer_id, logicalType: string, required: true}\n"
+        "      - name: amount\n        logicalType: number\n        quality:\n"
+        "          - {type: library, rule: valueInRange, mustBeGreaterThan: 0}\n",
+        encoding="utf-8",
+    )
+    hint = f"dq-contracts import odcs {document} --partial"
+    # Refused as a whole: the refusal names the unknown metric, then the way past it.
+    assert cli_main(["validate", str(document)]) == 1
+    err = capsys.readouterr().err
+    assert f"{document}:15: schema[0].properties[2].quality[0].rule: unknown library metric 'valueInRange'" in err
+    assert hint in err
+    assert cli_main(["import", "odcs", str(document), "-o", str(tmp_path / "x.yaml")]) == 1
+    assert hint in capsys.readouterr().err and not (tmp_path / "x.yaml").exists()
+    # --partial into a directory that does not exist yet: created, the contract written there.
+    out = tmp_path / "compiled" / "odcs"
+    assert cli_main(["import", "odcs", str(document), "--partial", "-o", f"{out}/"]) == 3
+    err = capsys.readouterr().err
+    assert sorted(os.listdir(out)) == ["orders.yaml"]
+    contract = load_contract(str(out / "orders.yaml"))
+    assert [c.name for c in contract.columns] == ["order_id", "customer_id", "amount"]
+    assert [k.check_id for k in contract.column("order_id").constraints] == ["order_id/not_null", "order_id/unique"]
+    # The reading docs/interop.md promises is said where it applies (a single primaryKey without required).
+    assert "note: orders: schema[0].properties[0].primaryKey: a single primaryKey implies not null" in err
+    assert "properties[1].primaryKey" not in err
+    assert f"refused: {document}:15:" in err and "--partial)" not in err.split("refused:")[1]
 
 
 # --------------------------------------------------------------------------------------- a real run

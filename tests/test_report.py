@@ -171,6 +171,23 @@ def test_cli_writes_the_report_and_fails_cleanly(demo, tmp_path, capsys):
         load_report_data(demo.results, "no_such_contract")
 
 
+def test_a_quarantine_table_not_written_yet_is_no_samples_not_an_error(demo, tmp_path, capsys):
+    """A contract that never quarantined a row has no quarantine table: its report says 0 rows, exit 0."""
+    never = tmp_path / "dq_quarantine" / "orders"
+    out = tmp_path / "clean.html"
+    args = ["report", "--results-table", demo.results, "--contract", report_demo.CONTRACT]
+    code = cli_main([*args, "--quarantine-table", str(never), "-o", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out.strip() == str(out) and captured.err == ""
+    assert not never.exists()
+    page = Page(out.read_text(encoding="utf-8"))
+    assert page.tags["tr"] - 1 == len(_last_run(demo))  # every check of the run, no sample table
+    assert 'class="sample"' not in out.read_text(encoding="utf-8")
+    data = load_report_data(demo.results, report_demo.CONTRACT, quarantine_table=str(never))
+    assert data.quarantine_rows == 0 and data.sample_columns == []
+    assert all(rows == [] for rows in data.samples.values())
+
+
 def test_the_report_imports_neither_airflow_nor_pyspark_and_the_registry_sink_no_airflow(demo, tmp_path):
     import subprocess
 

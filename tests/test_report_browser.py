@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ci_guard import require
 
 from airflow_dq_contracts.report import build_report, write_report
 
@@ -24,10 +25,10 @@ sys.path.remove(str(ROOT / "scripts"))
 
 ARTIFACTS = Path(os.environ.get("DQ_TEST_ARTIFACTS", ROOT / ".work" / "test-artifacts"))
 
-if report_demo.chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("chromium is missing on CI: ./dev setup installs it (apt-get install chromium)")
-    pytest.skip("chromium is not installed (./dev setup installs it as root)", allow_module_level=True)
+
+@pytest.fixture(autouse=True)
+def _chromium() -> None:
+    require(report_demo.chromium_path() is not None, "chromium", "./dev setup installs it (apt-get install chromium)")
 
 
 @pytest.mark.parametrize("hostile", [False, True], ids=["demo", "hostile"])

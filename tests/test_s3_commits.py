@@ -91,29 +91,68 @@ def test_a_foreign_table_is_refused_with_its_location_and_left_alone(s3: S3Place
     assert DeltaTable(location, storage_options=s3.settings.delta_options()).version() == 0
 
 
+def _registry_row(results_table: str, run_id: str, day: int) -> dict:
+    """The registry row of a run of contract ``orders`` 1 on day ``day`` of May 2024."""
+    contract = load_contract({"name": "orders", "version": "1", "columns": [{"name": "id", "type": "long"}]})
+    return registry.registry_row(
+        contract,
+        contract_text="name: orders",
+        run_id=run_id,
+        run_at=dt.datetime(2024, 5, day, tzinfo=UTC),
+        decision="pass",
+        dataset="s3://lake/orders",
+        results_table=results_table,
+        quarantine_table=None,
+        valid_table=None,
+    )
+
+
 def test_the_registry_is_created_and_upserted_on_s3(s3: S3Place) -> None:
     options = s3.settings.delta_options()
     location = registry.registry_table_for(s3.url("dq/dq_results"))
-    contract = load_contract({"name": "orders", "version": "1", "columns": [{"name": "id", "type": "long"}]})
 
     def row(run_id: str, day: int) -> dict:
-        return registry.registry_row(
-            contract,
-            contract_text="name: orders",
-            run_id=run_id,
-            run_at=dt.datetime(2024, 5, day, tzinfo=UTC),
-            decision="pass",
-            dataset="s3://lake/orders",
-            results_table=s3.url("dq/dq_results"),
-            quarantine_table=None,
-            valid_table=None,
-        )
+        return _registry_row(s3.url("dq/dq_results"), run_id, day)
 
     assert delta_commits.upsert_registry(location, row("r2", 2), storage_options=options)  # creates it
     assert delta_commits.upsert_registry(location, row("r1", 1), storage_options=options)  # an older run
     found = registry.read_registry(location, "orders", "1", storage_options=options)
     assert found is not None
     assert found["last_run_id"] == "r2" and found["first_run_at"] == dt.datetime(2024, 5, 1, tzinfo=UTC)
+
+
+def test_first_runs_racing_to_create_the_registry_on_s3_all_register(s3: S3Place) -> None:
+    """Eight first runs at once on a registry that does not exist yet: each one's upsert lands.
+
+    A run that finds no table, then finds it created by another before its own creation, opens it
+    and upserts (it used to give up, and its job failed). The folded row is the latest run's, with
+    the earliest first run.
+    """
+    import threading
+
+    options = s3.settings.delta_options()
+    location = registry.registry_table_for(s3.url("dq/race_results"))
+    runs = 8
+    start = threading.Barrier(runs)
+    landed: dict[int, bool | BaseException] = {}
+
+    def upsert(day: int) -> None:
+        row = _registry_row(s3.url("dq/race_results"), f"r{day}", day)
+        start.wait()
+        try:
+            landed[day] = delta_commits.upsert_registry(location, row, storage_options=options)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            landed[day] = exc
+
+    threads = [threading.Thread(target=upsert, args=(day,)) for day in range(1, runs + 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert landed == {day: True for day in range(1, runs + 1)}
+    found = registry.read_registry(location, "orders", "1", storage_options=options)
+    assert found is not None
+    assert found["last_run_id"] == f"r{runs}" and found["first_run_at"] == dt.datetime(2024, 5, 1, tzinfo=UTC)
 
 
 def test_the_s3a_jars_match_sparks_hadoop_without_the_sdk_bundle() -> None:

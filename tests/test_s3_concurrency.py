@@ -7,6 +7,12 @@ under the lock) and commits its results with delta-rs (``If-None-Match: *`` on e
 ``_delta_log/<version>.json``; the loser of a version retries on the new state). The table does not
 exist when they start: exactly one commit creates it. Expected values are computed here from the
 generated rows (plain Python) and read back with delta-rs, never with the code under test.
+
+The race is made to happen and then proven, not hoped for: the runs reach S3 through the fault proxy
+(``tests/s3_fault_proxy.py``), which holds every ``PUT`` of the results table's version 0 until two
+drivers are at it (a barrier outside the code under test), then lets them go together. The proxy's
+record is the proof: exactly one ``PUT`` of version 0 was accepted and at least one was refused (412)
+— that writer lost the creation and retried; a run without that contention fails the test.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from s3_fault_proxy import FaultProxy
 from s3_fixtures import S3Place
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +66,11 @@ def _rows(n: int) -> list[dict]:
 @pytest.mark.slow
 @pytest.mark.timeout(DEADLINE_SECONDS + 300)
 def test_six_runs_append_to_one_new_s3_results_table_and_lose_nothing(s3: S3Place, tmp_path: Path) -> None:
+    with contextlib.ExitStack() as stack:
+        _six_runs(s3, tmp_path, stack)
+
+
+def _six_runs(s3: S3Place, tmp_path: Path, stack: contextlib.ExitStack) -> None:
     from deltalake import DeltaTable
 
     contract = _contract(tmp_path / "orders.yaml")
@@ -66,7 +78,11 @@ def test_six_runs_append_to_one_new_s3_results_table_and_lose_nothing(s3: S3Plac
         body = "".join(json.dumps(row) + "\n" for row in _rows(n)).encode()
         assert s3.server.put_object(f"{s3.prefix}/input/run-{n}.json", body) == 200
     results = s3.url("dq/dq_results")
+    proxy = stack.enter_context(FaultProxy(str(s3.settings.endpoint_url)))
+    version_0 = f"PUT /{s3.server.bucket}/{s3.prefix}/dq/dq_results/_delta_log/00000000000000000000.json"
+    proxy.hold(version_0, count=2, timeout=25)  # under object_store's 30 s request timeout
     env = {**s3.env(), "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env["AWS_ENDPOINT_URL"] = proxy.endpoint_url
     env["DQ_CONTRACTS_WAREHOUSE"] = str(tmp_path / "warehouse")
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     with contextlib.ExitStack() as files:
@@ -110,6 +126,9 @@ def test_six_runs_append_to_one_new_s3_results_table_and_lose_nothing(s3: S3Plac
         # the credentials travelled in the environment only: never echoed by the CLI
         assert s3.settings.secret_access_key not in output
 
+    # the contention happened: one creation accepted, at least one writer refused version 0 (then retried)
+    creations = [r.status for r in proxy.requests(version_0)]
+    assert creations.count(200) == 1 and creations.count(412) >= 1, creations
     table = DeltaTable(results, storage_options=s3.settings.delta_options())
     rows = table.to_pyarrow_table().to_pylist()
     # each run's rows exactly once

@@ -4,7 +4,9 @@ the credentials only in an ``aws`` Airflow connection named by ``storage_conn_id
 A real ``dag.test()``: the FreshnessSensor reads the S3 input with delta-rs, ContractCheckOperator
 submits the packaged job with spark-submit (``local[*]``; the s3a filesystem's jars added because the
 locations are on S3; the keys in spark-submit's process environment only), the job reads the input
-through ``s3a://``, writes quarantine and valid rows with Spark and the results with delta-rs, and
+through ``s3a://`` with Spark's own Delta reader (the driver-read threshold lowered to 1 byte: the
+big-table path), pinned at the version the run found — its ``read:`` line says which reader, at which
+version — writes quarantine and valid rows with Spark and the results with delta-rs, and
 ContractBranchOperator routes on the decision. Everything is read back from S3 with delta-rs and
 compared with expectations computed here from the generated rows (``tests/pipeline_expectations.py``).
 The secret must appear nowhere: not in the task log, the XCom values, the results rows, nor on any
@@ -112,7 +114,7 @@ def test_pipeline_on_s3_with_credentials_from_an_aws_connection_only(s3: S3Place
                 task_id="check_orders", contract={str(CONTRACT)!r}, storage_conn_id="lake_s3_pipeline",
                 input_path={silver!r}, input_format="delta", filter="order_date = '{DAY.isoformat()}'",
                 results_table={results!r}, quarantine_table={quarantine!r}, valid_table={valid!r},
-                fail_on_gate=False, retries=0)
+                spark_conf={{"spark.dqcontracts.driverReadBytes": "1"}}, fail_on_gate=False, retries=0)
             route = ContractBranchOperator(task_id="route_orders", check_task_id="check_orders",
                                            pass_task_ids=["publish"], quarantine_task_ids=["quarantine_then_publish"],
                                            gate_task_ids=["alert"])
@@ -131,6 +133,9 @@ def test_pipeline_on_s3_with_credentials_from_an_aws_connection_only(s3: S3Place
 
             wait >> check >> route >> [publish(), quarantine_then_publish(), alert()]
     """)
+    from deltalake import DeltaTable
+
+    version = DeltaTable(silver, storage_options=options).version()
     with CommandLines(secret) as command_lines:
         states, dag_run = run_dag(dag, **interval(DAY))
     output = capfd.readouterr()
@@ -143,6 +148,9 @@ def test_pipeline_on_s3_with_credentials_from_an_aws_connection_only(s3: S3Place
         "quarantine_then_publish": "success",
         "alert": "skipped",
     }, log[-4000:]
+    # the big-table path: Spark's Delta reader read the input, at the version it pinned (the table's)
+    read = [line for line in log.splitlines() if "[dq-contracts] read: " in line]
+    assert len(read) == 1 and f"spark reader at version {version})" in read[0], read or log[-4000:]
 
     summary = xcom_value(dag_run, "check_orders")
     expected = [r for r in expected_day("quarantine", DAY)]

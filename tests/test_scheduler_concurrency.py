@@ -89,8 +89,11 @@ with DAG(
 '''
 
 
-def _environment(home: Path, tmp: Path, port: int, marker: str) -> dict[str, str]:
-    """The environment of every Airflow component (and so of the task processes and spark-submit)."""
+def _environment(home: Path, tmp: Path, port: int, marker: str, database_url: str | None = None) -> dict[str, str]:
+    """The environment of every Airflow component (and so of the task processes and spark-submit).
+
+    ``database_url``: the metadata database (default: SQLite in ``home``), e.g. a PostgreSQL one.
+    """
     env = {
         key: value
         for key, value in os.environ.items()
@@ -103,7 +106,7 @@ def _environment(home: Path, tmp: Path, port: int, marker: str) -> dict[str, str
             # spark-submit and the airflow CLI of this environment (conftest puts it first on PATH too).
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
             "AIRFLOW_HOME": str(home),
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": database_url or f"sqlite:///{home / 'airflow.db'}",
             "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # unpaused explicitly, as a user does
@@ -151,8 +154,13 @@ def _airflow(env: dict[str, str], *args: str, timeout: float = START_DEADLINE_SE
 
 
 @contextlib.contextmanager
-def _components(env: dict[str, str], logs: Path, marker: str) -> Iterator[dict[str, subprocess.Popen]]:
-    """api-server, dag-processor and scheduler as process groups of their own; all stopped on exit."""
+def _components(
+    env: dict[str, str], logs: Path, marker: str, extra: tuple[str, ...] = ()
+) -> Iterator[dict[str, subprocess.Popen]]:
+    """api-server, dag-processor, scheduler (and ``extra``, e.g. ``triggerer``) as process groups of their own.
+
+    All stopped on exit.
+    """
     procs: dict[str, subprocess.Popen] = {}
     with contextlib.ExitStack() as files:  # the log files, closed once every component has stopped
         try:
@@ -160,6 +168,7 @@ def _components(env: dict[str, str], logs: Path, marker: str) -> Iterator[dict[s
                 ("api-server", ["api-server", "--workers", "1"]),
                 ("dag-processor", ["dag-processor"]),
                 ("scheduler", ["scheduler"]),
+                *((name, [name]) for name in extra),
             ):
                 # a file: a full pipe would block the component
                 out = files.enter_context(open(logs / f"{name}.log", "w"))
@@ -191,7 +200,11 @@ def _components(env: dict[str, str], logs: Path, marker: str) -> Iterator[dict[s
                     proc.wait(timeout=30)
 
 
-def _query(db: Path, sql: str, *params: Any) -> list[tuple]:
+def _query(db: Any, sql: str, *params: Any) -> list[tuple]:
+    """Rows of ``sql`` (``?`` placeholders) from the metadata database: a SQLite file, or a PostgreSQL
+    database of ``tests/pg_fixtures.py`` (its own placeholders)."""
+    if not isinstance(db, Path):
+        return list(db.query(sql.replace("?", "%s"), *params))
     # A short-lived read-only connection: the components own the database, this only looks.
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)) as conn:
         return conn.execute(sql, params).fetchall()

@@ -154,6 +154,42 @@ def test_freshness_poke_with_explicit_reference_and_commit_mode(tmp_path):
     assert commit.poke({}).is_done
 
 
+def test_freshness_poke_warns_when_the_data_is_newer_than_the_reference_time(tmp_path, capsys):
+    """``airflow dags test`` with ``{{ data_interval_end }}``: a reference before the data is said, never silent."""
+    path = tmp_path / "events"
+    newest = utc(2024, 1, 10, 23, 20)
+    write_events(path, [utc(2024, 1, 10, 8), newest])
+    sensor = FreshnessSensor(task_id="ahead", path=str(path), timestamp_column="created_at", max_age_hours=6,
+                             reference_time="2024-01-10T00:00:00Z")  # fmt: skip
+    result = sensor.poke({})
+    logged = capsys.readouterr().out
+    # Documented: the data is newer than asked, so the sensor proceeds — with a warning naming both times.
+    assert result.is_done
+    value = result.xcom_value
+    assert value["age_hours"] == pytest.approx(-(23 + 20 / 60))
+    assert "2024-01-10T23:20:00Z" in value["warning"] and "2024-01-10T00:00:00Z" in value["warning"]
+    assert "airflow dags test" in value["warning"] and "reference_time" in value["warning"]
+    warning_lines = [line for line in logged.splitlines() if "warn" in line.lower() and "23.333 h after" in line]
+    assert warning_lines, logged
+
+    # Within the 5-minute clock skew: age 0, no warning.
+    near = tmp_path / "near"
+    write_events(near, [utc(2024, 1, 10, 0, 3)])
+    close = FreshnessSensor(task_id="near", path=str(near), timestamp_column="created_at", max_age_hours=6,
+                            reference_time="2024-01-10T00:00:00Z").poke({})  # fmt: skip
+    assert close.is_done and close.xcom_value["age_hours"] == 0.0 and "warning" not in close.xcom_value
+    assert "after the reference time" not in capsys.readouterr().out
+
+    # The trigger (deferred sensor) says the same, and its event carries the warning back to the task.
+    trigger = roundtrip(DeltaFreshnessTrigger(path=str(path), timestamp_column="created_at", max_age_hours=6,
+                                              reference_time="2024-01-10T00:00:00Z", poke_interval=0.2))  # fmt: skip
+    event = run_async(first_event(trigger))
+    assert event.payload["status"] == "success"
+    assert event.payload["result"]["warning"] == value["warning"]
+    assert sensor.execute_complete({}, event.payload)["warning"] == value["warning"]
+    assert "23.333 h after the reference time" in capsys.readouterr().out
+
+
 def test_completeness_poke_gapped_then_complete(tmp_path, capsys):
     path = tmp_path / "orders"
     write_daily_partitions(path, [dt.date(2024, 1, d) for d in (1, 2, 4, 5)])

@@ -61,6 +61,8 @@ EXPECTED_RESULTS_SCHEMA = [
     ("expected_max", "double"),
     # third wave (issue 27), appended
     ("evaluated_from", "string"),
+    # fourth wave (issue 35), appended
+    ("source_range", "string"),
 ]
 FIRST_WAVE_COLUMNS = EXPECTED_RESULTS_SCHEMA[:22]
 
@@ -349,18 +351,22 @@ def test_delta_results_store_commits_new_runs_without_spark_and_leaves_retries_t
     assert spark_store.read_registry("orders")["owner"] == "team-b"
 
 
-def test_four_concurrent_writers_into_a_table_that_does_not_exist_yet(spark, tmp_path):
+def test_four_concurrent_writers_into_a_table_that_does_not_exist_yet(spark, tmp_path, caplog):
     sk = sinks()
     path = str(tmp_path / "results")
     runs = {f"run-{i}": make_records(f"run-{i}", contract=f"contract{i % 2}", variant=i, n=3) for i in range(4)}
     errors: list[BaseException] = []
     written: dict[str, int] = {}
+    windows: dict[str, tuple[float, float]] = {}
     barrier = threading.Barrier(len(runs))
+    caplog.set_level("DEBUG", logger="airflow_dq_contracts.store.commit_lock")
 
     def write(run_id: str) -> None:
         try:
             barrier.wait()  # start together so they really race for version 0 and later commits
+            began = time.monotonic()
             written[run_id] = sk.write_results(spark, runs[run_id], path, run_id=run_id)
+            windows[run_id] = (began, time.monotonic())
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -381,7 +387,13 @@ def test_four_concurrent_writers_into_a_table_that_does_not_exist_yet(spark, tmp
 
     operations = [r["operation"] for r in DeltaTable.forPath(spark, path).history().collect()]
     assert operations.count("CREATE TABLE") == 1  # the creation race had exactly one winner
-    print(f"4 concurrent result writers: {elapsed:.1f}s")
+    # The race happened: every write overlapped another in time, and some writer waited on the table's
+    # commit lock while another committed (a run without contention fails here).
+    for run_id, (began, ended) in windows.items():
+        assert any(b < ended and began < e for other, (b, e) in windows.items() if other != run_id), windows
+    waits = [r for r in caplog.records if "waited" in r.getMessage() and "for another commit" in r.getMessage()]
+    assert waits, "no writer ever waited for another's commit: the writers did not contend"
+    print(f"4 concurrent result writers: {elapsed:.1f}s, {len(waits)} waits on the commit lock")
 
 
 def test_table_name_target_in_the_default_database(spark):

@@ -101,13 +101,12 @@ def _contract(qty: str = "qty") -> dict:
 FROM_LOG = {
     "rows", "fresh", "fresh_day", "days", "id/id_missing", "id/id_min", "id/id_max", "qty/qty_missing",
     "qty/qty_count", "price/price_min", "price/price_max", "ts/ts_min", "ts/ts_max", "day/day_min", "day/day_max",
-    "name/name_missing", "opt/opt_missing", "opt/opt_max",
+    "name/name_missing", "opt/opt_missing", "opt/opt_max", "amount/amount_min",
 }  # fmt: skip
 SCANNED = {
     "id/id_min_fails": "the extreme breaks the validator: the scan counts the violating rows",
     "id/id_filtered": "a per-check filter",
-    "amount/amount_max": "floats (NaN, ±inf)",
-    "amount/amount_min": "floats (NaN, ±inf)",
+    "amount/amount_max": "a NaN in scope: the maximum is NaN, reported by the scan",
     "late/late_missing": "beyond dataSkippingNumIndexedCols",
     "late/late_max": "beyond dataSkippingNumIndexedCols",
 }
@@ -238,8 +237,15 @@ def test_files_written_without_statistics_fall_back_to_the_scan(spark, tmp_path)
     contract = load_contract(_contract())
     sources, result = _compare(spark, contract, path)
     assert sources["days"] == "scan"  # no numRecords: a file's live rows are unknown
-    # Only the partition column's extremes: partition values are in the log whatever the statistics.
-    assert {k for k, v in sources.items() if v == "statistics"} == {"day/day_min", "day/day_max", "fresh_day"}
+    # Only the partition column's extremes (partition values are in the log whatever the statistics) — and
+    # amount's minimum: the files with statistics hold -inf (row 44), below which nothing lies, NaN included.
+    assert -math.inf in [r[5] for r in rows[:60]]
+    assert {k for k, v in sources.items() if v == "statistics"} == {
+        "day/day_min",
+        "day/day_max",
+        "fresh_day",
+        "amount/amount_min",
+    }
     _assert_expected(result, rows)
 
 
@@ -280,7 +286,7 @@ def test_a_few_files_without_usable_statistics_are_read_narrowly(spark, tmp_path
     completed = {
         "rows", "fresh", "fresh_day", "id/id_missing", "id/id_min", "id/id_max", "quantity/qty_missing",
         "quantity/qty_count", "price/price_min", "price/price_max", "ts/ts_min", "ts/ts_max", "day/day_min",
-        "day/day_max", "name/name_missing", "opt/opt_missing", "opt/opt_max",
+        "day/day_max", "name/name_missing", "opt/opt_missing", "opt/opt_max", "amount/amount_min",
     }  # fmt: skip
     assert {k for k, v in sources.items() if v == "statistics"} == completed
     # completeness needs every file's live rows; the rest as on a table with statistics everywhere.
@@ -313,6 +319,93 @@ def test_a_few_files_without_usable_statistics_are_read_narrowly(spark, tmp_path
     ]
     assert next(s for s in ev.stats if s.name == "scan").detail.endswith("no scan")
     assert "narrow delta-rs reads" in next(s for s in ev.stats if s.name == "statistics").detail
+
+
+DOUBLES = {
+    "name": "doubles",
+    "columns": [
+        {"name": "x", "checks": [{"name": "x_min", "type": "min", "min": -1000}, {"name": "x_max", "type": "max"}]},
+        {"name": "f", "checks": [{"name": "f_min", "type": "min"}, {"name": "f_max", "type": "max", "max": 1000}]},
+    ],
+}
+
+
+def _doubles(count: int, seed: int, nan_at: int | None = None) -> list[tuple]:
+    rng = random.Random(seed)
+    rows = [(i, None if i % 17 == 0 else rng.uniform(-500, 500), rng.uniform(-9, 9)) for i in range(count)]
+    if nan_at is not None:
+        rows[nan_at] = (nan_at, float("nan"), rows[nan_at][2])
+    return rows
+
+
+def _write_doubles(spark, path: str, rows: list[tuple], files: int = 6, mode: str = "append") -> None:
+    df = spark.createDataFrame(rows, "id long, x double, f double").selectExpr("id", "x", "CAST(f AS float) AS f")
+    df.repartitionByRange(files, "id").write.format("delta").mode(mode).save(path)
+
+
+def _float32(value: float) -> float:
+    import struct
+
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def test_doubles_min_and_max_from_the_log(spark, tmp_path):
+    """Doubles and floats over many files: NaN ruled out by Delta's Spark statistics (NaN is the largest
+    value there); a NaN in scope sends ``max`` to the scan; deletion vectors are read narrowly; a table a
+    writer that leaves NaN out of its statistics touched is scanned."""
+    contract = load_contract(DOUBLES)
+    path = str(tmp_path / "doubles")
+    rows = _doubles(600, 37)
+    spark.sql(
+        f"CREATE TABLE delta.`{path}` (id long, x double, f float) USING delta "
+        "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    _write_doubles(spark, path, rows)
+    sources, result = _compare(spark, contract, path)
+    assert sources == dict.fromkeys(["x/x_min", "x/x_max", "f/f_min", "f/f_max"], "statistics")
+    by_key = {_key(r): r.metric_value for r in result.checks if r.check_type != "schema"}
+    xs = [r[1] for r in rows if r[1] is not None]
+    fs = [_float32(r[2]) for r in rows]
+    assert by_key == {"x/x_min": min(xs), "x/x_max": max(xs), "f/f_min": min(fs), "f/f_max": max(fs)}
+    # No data file is read: every file deleted, the same answers.
+    saved = tmp_path / "saved"
+    shutil.copytree(path, saved)
+    for entry in Path(path).glob("*.parquet"):
+        entry.unlink()
+    after, _ = _evaluate(spark, contract, path)
+    assert {_key(r): r.metric_value for r in after.checks if r.check_type != "schema"} == by_key
+    assert {r.evaluated_from for r in after.checks} == {"statistics"}
+    shutil.rmtree(path)
+    shutil.copytree(saved, path)
+
+    # Deletion vectors on the files holding the extremes: those files read narrowly, the answer exact.
+    low, high = min(rows, key=lambda r: r[1] if r[1] is not None else 1e9), max(rows, key=lambda r: r[1] or -1e9)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id IN ({low[0]}, {high[0]})")
+    live = [r for r in rows if r[0] not in (low[0], high[0])]
+    sources, result = _compare(spark, contract, path)
+    assert sources == dict.fromkeys(["x/x_min", "x/x_max", "f/f_min", "f/f_max"], "statistics")
+    by_key = {_key(r): r.metric_value for r in result.checks if r.check_type != "schema"}
+    xs = [r[1] for r in live if r[1] is not None]
+    assert (by_key["x/x_min"], by_key["x/x_max"]) == (min(xs), max(xs))
+
+    # One NaN in one file: max is NaN (the scan reports it), min still from the log.
+    _write_doubles(spark, path, _doubles(50, 5, nan_at=7)[1:], files=1)
+    sources, result = _compare(spark, contract, path)
+    assert sources["x/x_max"] == "scan" and sources["x/x_min"] == "statistics"
+    assert next(r.metric_value for r in result.checks if _key(r) == "x/x_max") is None  # NaN: no number
+
+    # A table delta-rs wrote (NaN and ±Infinity left out of its statistics): the writers are unknown, scanned.
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    other = str(tmp_path / "delta_rs")
+    write_deltalake(
+        other,
+        pa.table({"id": [1, 2, 3], "x": [1.0, float("nan"), 5.0], "f": pa.array([1.0, 2.0, 3.0], pa.float32())}),
+    )
+    sources, result = _compare(spark, contract, other)
+    assert set(sources.values()) == {"scan"}
+    assert next(r.metric_value for r in result.checks if _key(r) == "x/x_max") is None
 
 
 def test_partition_filters_and_data_filters(spark, tmp_path):
@@ -377,7 +470,9 @@ def test_a_results_table_without_evaluated_from_accepts_the_new_rows(spark, tmp_
     from airflow_dq_contracts.store.results import delta_store as results_store
 
     path = str(tmp_path / "results")
-    previous = [(name, kind) for name, kind in RESULT_COLUMNS if name != "evaluated_from"]
+    # the release before evaluated_from: the columns before it (later additions, e.g. source_range, came after)
+    names = [name for name, _ in RESULT_COLUMNS]
+    previous = list(RESULT_COLUMNS[: names.index("evaluated_from")])
 
     def record(run_id: str, source: str | None) -> CheckResult:
         return CheckResult(
@@ -394,7 +489,7 @@ def test_a_results_table_without_evaluated_from_accepts_the_new_rows(spark, tmp_
     ).save(path)
     assert sinks.write_results(spark, [record("run-new", "statistics")], path, run_id="run-new") == 1
     columns = spark.read.format("delta").load(path).columns
-    assert columns[-1] == "evaluated_from" and len(columns) == len(RESULT_COLUMNS)
+    assert columns == names  # evolved to this release's columns, in order
     for read in (results_store.read_results, lambda p, r: sinks.read_results(spark, p, r)):
         assert [r.evaluated_from for r in read(path, "run-new")] == ["statistics"]
         assert [r.evaluated_from for r in read(path, "run-old")] == [None]

@@ -199,7 +199,10 @@ def test_each_suggestion_matches_plain_python(suggestion: Any, days: dict[str, A
     columns = by_name(document)
     n = len(rows)
     names = list(rows[0])
-    assert [c["name"] for c in document["columns"]] == names
+    # every column in order, the elements of the list column right after it (a nested field, issue 37)
+    position = names.index("tags") + 1
+    assert [c["name"] for c in document["columns"]] == [*names[:position], "tags[]", *names[position:]]
+    assert columns["tags[]"]["type"] == "string" and columns["tags[]"]["nullable"] is False
     # types
     expected_types = {
         "order_id": "long",

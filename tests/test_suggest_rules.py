@@ -135,3 +135,89 @@ def test_awkward_values_round_trip_through_the_yaml() -> None:
     odd = column("flag", "string", "string", values={"yes": 10, "on": 10, "a: b": 10, "1e3": 10, "#x": 10})
     document, text = draft(odd, rows=50)
     assert load_contract(text).columns[0].constraints[-1].params["values"] == ["#x", "1e3", "a: b", "on", "yes"]
+
+
+def test_identifier_names_make_keys_with_the_chance_as_a_comment() -> None:
+    n = 20_095
+    span = 999_756_405  # neither dense (≤ rows²/10) nor vast (≥ 500·rows²): luck could explain it
+    assert n * n / 10 < span < 500 * n * n
+    names = ("order_id", "id", "ORDER_KEY", "uuid", "shipment_uuid", "orderId", "customerKey", "key", "paid", "ticket")
+    columns = [
+        column(name, "integral", "long", rows=n, duplicates=0, minimum=1000, maximum=1000 + span - 1, approx_distinct=n)
+        for name in names
+    ]
+    document, text = draft(*columns, rows=n)
+    drafted = by_name(document)
+    keys = [name for name in names if drafted[name].get("primary_key") or drafted[name].get("unique")]
+    assert keys == list(names[:-2])  # 'paid' and 'ticket' are not identifier names: today's rule
+    assert drafted["order_id"].get("primary_key") is True
+    for name in keys:
+        assert {("missing", 0, "P0"), ("duplicates", 0, "P0")} <= {
+            (c["type"], c.get("max"), c["severity"]) for c in drafted[name]["checks"]
+        }
+    caveat = f"# caveat: {n:,} random draws from a range of {span:,} could be duplicate-free by chance"
+    assert text.count(caveat) == len(keys)
+    assert text.count(f"# not suggested as a key: {n:,} random draws from a range of {span:,}") == 2
+    # a dense identifier needs no caveat
+    dense = column("row_id", "integral", "long", duplicates=0, minimum=1, maximum=1000, approx_distinct=1000)
+    assert "caveat" not in draft(dense)[1]
+
+
+def test_null_values_are_declared_with_their_evidence() -> None:
+    n = 344
+    bill = column(
+        "bill_length_mm",
+        "fractional",
+        "double",
+        rows=n,
+        nulls=2,
+        minimum=32.1,
+        maximum=59.6,
+        read_from="string",
+        token_nulls={"NA": 2},
+    )
+    mass = column(
+        "body_mass_g",
+        "integral",
+        "int",
+        rows=n,
+        nulls=7,
+        minimum=2700,
+        maximum=6300,
+        read_from="string",
+        token_nulls={"NA": 2, "-": 5},
+    )
+    sex = column(
+        "sex",
+        "string",
+        "string",
+        rows=n,
+        nulls=11,
+        values={"female": 165, "male": 168},
+        min_length=4,
+        max_length=6,
+        token_nulls={"NA": 11},
+    )
+    profile = Profile(rows=n, columns=[bill, mass, sex], reference_time=REFERENCE, null_tokens=["NA", "-"])
+    result = draft_contract(profile, name="p", dataset={"path": "/d/p.csv", "format": "csv"})
+    text = render_yaml(result)
+    contract = load_contract(text)
+    assert result.document["dataset"] == {"path": "/d/p.csv", "format": "csv", "null_values": ["NA", "-"]}
+    assert "  # 'NA' in 3 columns: 2 of 344 values of bill_length_mm, 2 of body_mass_g, 11 of sex\n" in text
+    assert "  # '-' in 1 column: 5 of 344 values of body_mass_g\n" in text
+    assert "  null_values: [NA, '-']\n" in text
+    assert "Spark type string in the data; every value but the missing-value tokens ('NA' 2, '-' 5" in text
+    assert [c.type.describe() if c.type else None for c in contract.columns] == ["double", "int", "string"]
+    assert by_name(result.document)["sex"]["allowed_values"] == ["female", "male"]
+    # without a dataset to declare them on, the header says what to declare
+    bare_draft = draft_contract(profile, name="p")
+    bare = render_yaml(bare_draft)
+    assert "dataset" not in bare_draft.document and load_contract(bare).name == "p"
+    assert "# Missing-value tokens read as NULL: 'NA', '-'" in bare
+
+
+def test_a_token_left_in_allowed_values_is_pointed_out() -> None:
+    kept = column("sex", "string", "string", values={"female": 160, "male": 170, "NA": 10}, min_length=2, max_length=6)
+    document, text = draft(kept, rows=340)
+    assert by_name(document)["sex"]["allowed_values"] == ["NA", "female", "male"]
+    assert "'NA' may mean a missing value: if so, list it in dataset.null_values" in text

@@ -13,11 +13,13 @@ import sys
 import pytest
 
 from airflow_dq_contracts.contract.timeliness import (
+    FUTURE_SKEW,
     GRANULARITIES,
     PartitionValueError,
     age_hours,
     count_gaps,
     expected_periods,
+    freshness_age,
     next_period,
     period_label,
     to_utc,
@@ -99,6 +101,21 @@ def test_age_hours_basic_and_fractional():
 
 def test_age_hours_is_negative_for_a_timestamp_after_the_reference():
     assert age_hours(utc(2024, 1, 10, 0), utc(2024, 1, 10, 1, 30)) == -1.5
+
+
+def test_freshness_age_clamps_within_the_skew_and_names_a_reference_before_the_data():
+    reference = utc(2024, 1, 10, 0)
+    assert dt.timedelta(minutes=5) == FUTURE_SKEW
+    assert freshness_age(reference, utc(2024, 1, 9, 22)).age_hours == 2.0
+    within = freshness_age(reference, reference + FUTURE_SKEW)  # exactly the skew: still "now"
+    assert within.age_hours == 0.0 and within.problem is None
+    beyond = freshness_age(reference, reference + FUTURE_SKEW + dt.timedelta(seconds=1), "max(ts)")
+    assert beyond.age_hours == -(301 / 3600)
+    assert beyond.problem is not None
+    assert beyond.problem.startswith(
+        "max(ts) = 2024-01-10T00:05:01Z is 0.084 h after the reference time 2024-01-10T00:00:00Z"
+    )
+    assert "airflow dags test" in beyond.problem
 
 
 def test_age_hours_naive_is_utc_and_aware_is_converted():

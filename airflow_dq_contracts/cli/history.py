@@ -23,6 +23,7 @@ import json
 import os
 import sys
 
+from airflow_dq_contracts.cli.connections import add_storage_conn_argument
 from airflow_dq_contracts.results import format_time
 from airflow_dq_contracts.storage.s3 import add_storage_option_argument
 
@@ -43,6 +44,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     add_storage_option_argument(parser)
+    add_storage_conn_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -54,16 +56,16 @@ def _number(value: float | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """The ``history`` command; returns the exit code (never a traceback)."""
+    from airflow_dq_contracts.cli.connections import command_environment, resolve_storage
     from airflow_dq_contracts.contract import ContractValidationError, load_contract
     from airflow_dq_contracts.storage.locations import StoreError, TableLocation
-    from airflow_dq_contracts.storage.s3 import cli_storage_options
     from airflow_dq_contracts.store.results import REPORT_COLUMNS, check_histories, open_results_store
 
     if args.days < 1:
         print("dq-contracts history: --days must be ≥ 1", file=sys.stderr)
         return EXIT_INVALID
     try:
-        options = cli_storage_options(args.storage_option)
+        storage = resolve_storage(args, [args.results_table])  # --storage-conn-id, --storage-option, AWS_*
     except ValueError as exc:
         print(f"dq-contracts history: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -79,10 +81,11 @@ def run(args: argparse.Namespace) -> int:
         baselines = {c.check_id: c.baseline for c in contract.all_checks() if c.baseline is not None}
     try:
         # The results table resolved once, with the options that reach it, and handed to the store.
-        where = TableLocation.resolve(args.results_table, storage_options=options)
-        rows = open_results_store(where).read_history(name, columns=REPORT_COLUMNS)
+        with command_environment(storage):
+            where = TableLocation.resolve(args.results_table, storage_options=storage.options)
+            rows = open_results_store(where).read_history(name, columns=REPORT_COLUMNS)
     except StoreError as exc:
-        print(f"dq-contracts history: {exc}", file=sys.stderr)
+        print(f"dq-contracts history: {storage.failure(exc, args.results_table)}", file=sys.stderr)
         return EXIT_FAILED
     histories = check_histories(rows, days=args.days, baselines=baselines)
     newest = max((r["reference_time"] for r in rows if r.get("reference_time") is not None), default=None)

@@ -42,20 +42,31 @@ def _report(issues: Any) -> int:
 
 
 def _write_many(contracts: dict[str, str], output: str | None) -> int:
-    """One contract per object/dataset: into directory ``output`` (``<name>.yaml``), or one to a file/stdout."""
-    if len(contracts) == 1 and not (output and os.path.isdir(output)):
-        _write(next(iter(contracts.values())), output)
+    """One contract per object/dataset: into directory ``output`` (``<name>.yaml``), or one to a file/stdout.
+
+    ``output`` is a directory when it is one, ends with ``/``, or several contracts are written; a directory
+    that does not exist yet is created.
+    """
+    to_file = not output or output == "-" or (not os.path.isdir(output) and not output.endswith(("/", os.sep)))
+    if len(contracts) == 1 and to_file:
+        try:
+            _write(next(iter(contracts.values())), output)
+        except OSError as exc:
+            print(f"cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_INVALID
         return EXIT_OK
-    if not output or output == "-" or not os.path.isdir(output):
+    if not output or output == "-":
         names = ", ".join(contracts)
-        print(
-            f"{len(contracts)} datasets ({names}): give -o DIR (an existing directory) for one contract each",
-            file=sys.stderr,
-        )
+        print(f"{len(contracts)} datasets ({names}): give -o DIR for one contract each", file=sys.stderr)
         return EXIT_INVALID
-    for name, text in contracts.items():
-        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
-        _write(text, os.path.join(output, f"{safe}.yaml"))
+    try:
+        os.makedirs(output, exist_ok=True)
+        for name, text in contracts.items():
+            safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
+            _write(text, os.path.join(output, f"{safe}.yaml"))
+    except OSError as exc:
+        print(f"cannot write the contracts into directory {output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INVALID
     return EXIT_OK
 
 
@@ -141,7 +152,12 @@ def register(sub: Any) -> None:
         p.set_defaults(func=_cmd_import)
     p = sources.add_parser("odcs", help="compile an ODCS v3 document (one contract per schema object)")
     p.add_argument("files", nargs=1, metavar="FILE")
-    p.add_argument("-o", "--output", metavar="CONTRACT|DIR", help="a file (one object) or a directory (default stdout)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="CONTRACT|DIR",
+        help="a file (one object) or a directory, created when missing (DIR/ or several objects; default stdout)",
+    )
     p.add_argument("--object", help="import only this schema object")
     p.add_argument("--partial", action="store_true", help=PARTIAL_HELP)
     p.set_defaults(func=_cmd_import)

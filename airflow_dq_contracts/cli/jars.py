@@ -9,6 +9,7 @@ Example::
 
     dq-contracts jars fetch --dir /opt/dq-contracts/jars     # then DQ_CONTRACTS_JARS_DIR=/opt/dq-contracts/jars
     dq-contracts jars fetch --with s3                        # Delta's jars and the s3a filesystem's
+    dq-contracts jars fetch --with kafka                     # … and Spark's Kafka source
     dq-contracts jars path                                   # …/airflow-dq-contracts/jars/io.delta_delta-spark_…
 """
 
@@ -17,6 +18,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from airflow_dq_contracts.runtime import jars, jvm_archive, spark_config
 
@@ -27,25 +31,41 @@ EXIT_FAILED = 4
 
 def _fetch(args: argparse.Namespace) -> int:
     coordinate = spark_config.delta_package()
-    target = jars.default_jars_dir() if args.dir is None else args.dir
-    print(f"[dq-contracts] resolving {coordinate} into {target} (once; later runs reuse it)", file=sys.stderr)
+    target = jars.default_jars_dir() if args.dir is None else Path(args.dir).expanduser()
+    # Said only when something is resolved: a folder resolved by an earlier run is reused as it is.
+    cached = jars.complete_jars(target / jars.folder_name([coordinate])) is not None
+    if not cached:
+        print(f"[dq-contracts] resolving {coordinate} into {target} (once; later runs reuse it)", file=sys.stderr)
     try:
         found = jars.resolve([coordinate], args.dir, ivy_home=args.ivy)
     except jars.JarResolutionError as exc:
         print(f"dq-contracts jars fetch: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"[dq-contracts] {len(found)} jars ready", file=sys.stderr)
+    print(f"[dq-contracts] {len(found)} jars {'already there' if cached else 'ready'}", file=sys.stderr)
     print(found[0].parent)
-    if "s3" in (args.with_ or []):
+    extras: dict[str, tuple[str, str, str, Any, Any, Callable[[], Any]]] = {
+        "s3": ("the s3a filesystem", "s3a", jars.S3_JARS_ENV, jars.planned_s3_folder, jars.s3_jars, jars.s3_packages),
+        "kafka": (
+            "Spark's Kafka source",
+            "Kafka",
+            jars.KAFKA_JARS_ENV,
+            jars.planned_kafka_folder,
+            jars.kafka_jars,
+            lambda: (jars.kafka_packages(), None),
+        ),
+    }
+    for extra in args.with_ or []:
+        what, label, env, planned, resolve_extra, packages = extras[extra]
         try:
-            wanted, _ = jars.s3_packages()
-            print(f"[dq-contracts] resolving the s3a filesystem: {', '.join(wanted)}", file=sys.stderr)
-            s3 = jars.s3_jars(args.dir, ivy_home=args.ivy)
+            cached = bool(os.environ.get(env)) or jars.complete_jars(planned(args.dir)) is not None
+            if not cached:
+                print(f"[dq-contracts] resolving {what}: {', '.join(packages()[0])}", file=sys.stderr)
+            fetched = resolve_extra(args.dir, ivy_home=args.ivy)
         except jars.JarResolutionError as exc:
             print(f"dq-contracts jars fetch: {exc}", file=sys.stderr)
             return EXIT_FAILED
-        print(f"[dq-contracts] {len(s3)} s3a jars ready", file=sys.stderr)
-        print(jars.planned_s3_folder(args.dir))
+        print(f"[dq-contracts] {len(fetched)} {label} jars {'already there' if cached else 'ready'}", file=sys.stderr)
+        print(planned(args.dir))
     return EXIT_OK
 
 
@@ -102,9 +122,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--with",
         dest="with_",
         action="append",
-        choices=["s3"],
+        choices=["s3", "kafka"],
         default=None,
-        help="also the jars of a filesystem: s3 (hadoop-aws matching Spark's Hadoop, and the AWS SDK modules it needs)",
+        help="also the jars of a filesystem or source: s3 (hadoop-aws matching Spark's Hadoop, and the AWS SDK "
+        "modules it needs), kafka (Spark's Kafka source, for format: kafka datasets)",
     )
     p_fetch.set_defaults(func=_fetch)
     p_path = actions.add_parser("path", help="print the jar folder runs will use; exit 1 if it is not there yet")

@@ -10,13 +10,16 @@ Exit codes: 0 success (``run``: pass or quarantine), 1 invalid contract or argum
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
+from airflow_dq_contracts.cli.connections import add_conn_id_argument, add_storage_conn_argument
 from airflow_dq_contracts.cli.history import add_parser as add_history_parser
 from airflow_dq_contracts.cli.interop import register as register_interop
 from airflow_dq_contracts.cli.jars import add_parser as add_jars_parser
 from airflow_dq_contracts.cli.report import add_parser as add_report_parser
+from airflow_dq_contracts.cli.stream import add_parser as add_stream_parser
 from airflow_dq_contracts.cli.suggest import add_parser as add_suggest_parser
 from airflow_dq_contracts.contract.model import DATASET_FORMATS
 
@@ -28,20 +31,23 @@ EXIT_RUN_FAILED = 4
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from airflow_dq_contracts.contract import ContractValidationError, load_contract
+    from airflow_dq_contracts.contract import ContractValidationError
+    from airflow_dq_contracts.contract.counts import count_checks
+    from airflow_dq_contracts.contract.odcs.objects import load_contracts
 
     failures = 0
     for path in args.contracts:
         try:
-            contract = load_contract(path)
+            contracts = load_contracts(path)  # an ODCS document with several objects: one contract each
         except ContractValidationError as err:
             failures += 1
             for issue in err.issues:
                 print(str(issue), file=sys.stderr)
             continue
-        if not args.quiet:
-            count = sum(1 for _ in contract.all_checks())
-            print(f"{path}: ok ({contract.name} {contract.version or ''}, {count} checks)".replace(" ,", ","))
+        for origin, contract in contracts if not args.quiet else []:
+            count = count_checks(contract)
+            where = path if len(contracts) == 1 else origin
+            print(f"{where}: ok ({contract.name} {contract.version or ''}, {count})".replace(" ,", ","))
             odcs = contract.metadata.get("odcs")
             for note in odcs.get("notes", []) if isinstance(odcs, dict) else []:  # ODCS readings chosen (#26)
                 print(f"  note: {note}")
@@ -76,10 +82,21 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from airflow_dq_contracts.engine.cli_run import run_from_cli
-    from airflow_dq_contracts.runs.spec import spec_from_args
+    from airflow_dq_contracts.cli.connections import spark_command
 
-    return run_from_cli(args, spec_from_args)
+    locations = [args.input, args.results_table, args.quarantine_table, args.valid_table]
+    connections = contextlib.ExitStack()
+    try:
+        # --conn-id → the Connect server; --storage-conn-id → the run's environment and Spark settings
+        connections.enter_context(spark_command(args, locations))
+    except ValueError as exc:
+        print(f"dq-contracts run: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    with connections:
+        from airflow_dq_contracts.engine.cli_run import run_from_cli
+        from airflow_dq_contracts.runs.spec import spec_from_args
+
+        return run_from_cli(args, spec_from_args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,15 +146,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--run-id", metavar="ID", help="run id; the same id twice replaces its results")
     p_run.add_argument("--results-table", metavar="PATH", help="Delta results table (path or table name)")
+    p_run.add_argument(
+        "--incremental",
+        action="store_true",
+        help="check only the rows new since the last run of this contract on this dataset (docs/incremental.md)",
+    )
+    p_run.add_argument(
+        "--checkpoint",
+        metavar="LOCATION",
+        help="with --incremental: the results table the checked ranges are recorded in (default: --results-table)",
+    )
     p_run.add_argument("--quarantine-table", metavar="PATH", help="Delta table for violating rows")
     p_run.add_argument("--valid-table", metavar="PATH", help="Delta table for the remaining valid rows")
     p_run.add_argument("--json-out", metavar="FILE", help="write the summary JSON here ('-' for stdout)")
     p_run.add_argument("--master", default=None, help="Spark master (default local[*])")
-    p_run.add_argument(
+    server = p_run.add_mutually_exclusive_group()
+    server.add_argument(
         "--remote",
         metavar="sc://HOST:PORT",
         help="run as a Spark Connect client of this server (no local Spark); a token in $DQ_CONTRACTS_CONNECT_TOKEN",
     )
+    add_conn_id_argument(server)
     p_run.add_argument(
         "--connect-timeout",
         type=float,
@@ -159,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="object-store setting for Spark and delta-rs (object_store names, e.g. AWS_ENDPOINT_URL=…), over "
         "the standard AWS_* environment; repeatable; values are never printed",
     )
+    add_storage_conn_argument(p_run)
     p_run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf")
     p_run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p_run.set_defaults(func=_cmd_run)
@@ -167,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_parser(sub)
     add_history_parser(sub)
     add_suggest_parser(sub)  # draft a contract from the data
+    add_stream_parser(sub)  # check a contract on a stream
     register_interop(sub)  # import datahub|dataplex, export datahub
     return parser
 

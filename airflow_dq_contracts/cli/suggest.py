@@ -1,11 +1,12 @@
 """``dq-contracts suggest``: draft a contract from the data (and its history) — DESIGN §9.
 
-    dq-contracts suggest --input PATH [--input-format F] | --table NAME [--filter SQL]
-        [--results-table T] [--sample FRACTION] [-o FILE] [--format native|odcs]
+    dq-contracts suggest --input PATH [--input-format F] [--input-option KEY=VALUE …] | --table NAME
+        [--filter SQL] [--results-table T] [--sample FRACTION] [-o FILE] [--format native|odcs]
         [--name NAME] [--partition-column C] [--reference-time ISO8601] [--master M] [--conf K=V]
 
 Reads the input exactly as ``dq-contracts run`` does (``engine.runner.read_dataset``: the filter
-pushed down, CSV with a header), profiles it once (:mod:`airflow_dq_contracts.engine.suggest`) and
+pushed down, CSV with a header and inferred types, ``--input-option``s as the reader's options and
+the draft's ``dataset.options``), profiles it once (:mod:`airflow_dq_contracts.engine.suggest`) and
 writes the draft — YAML with the evidence in comments, or an ODCS v3 document — to ``-o FILE`` or
 stdout. A Delta input's partition columns are read from its log (delta-rs); ``--partition-column``
 names them for other inputs. The draft is validated before it is written.
@@ -26,6 +27,8 @@ import os
 import sys
 from typing import Any
 
+from airflow_dq_contracts.cli.connections import add_conn_id_argument, add_storage_conn_argument
+from airflow_dq_contracts.contract.counts import count_checks
 from airflow_dq_contracts.contract.model import DATASET_FORMATS
 
 EXIT_OK = 0
@@ -43,6 +46,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     source.add_argument("--table", metavar="NAME", help="catalog table name")
     parser.add_argument(
         "--input-format", choices=DATASET_FORMATS, default=None, help="format of --input (default delta)"
+    )
+    parser.add_argument(
+        "--input-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a reader option of --input, e.g. sep=; (repeatable; written into the draft's dataset.options)",
     )
     parser.add_argument("--filter", metavar="SQL", help="SQL predicate: profile only these rows (e.g. one partition)")
     parser.add_argument(
@@ -65,6 +75,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--reference-time", metavar="ISO8601", help="what freshness is measured against (default: now, UTC)"
     )
     parser.add_argument("--master", default=None, help="Spark master (default local[*])")
+    add_conn_id_argument(parser)
+    add_storage_conn_argument(parser)
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark conf")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.set_defaults(func=run)
@@ -95,7 +107,26 @@ def delta_partition_columns(path: str) -> list[str]:
     return []
 
 
+def input_options(items: list[str]) -> dict[str, str]:
+    """``--input-option KEY=VALUE`` pairs as a mapping (the last of a repeated key wins).
+
+    >>> input_options(["sep=;", "nullValue=NA", "quote=="])
+    {'sep': ';', 'nullValue': 'NA', 'quote': '='}
+    """
+    options: dict[str, str] = {}
+    for item in items:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise ValueError(f"--input-option expects KEY=VALUE, got {item!r}")
+        options[key.strip()] = value
+    return options
+
+
 def _problem(args: argparse.Namespace) -> str | None:
+    try:
+        input_options(args.input_option)
+    except ValueError as exc:
+        return str(exc)
     if args.sample is not None and not 0 < args.sample < 1:
         return f"--sample must be a fraction between 0 and 1 (exclusive), got {args.sample:g}"
     if args.reference_time:
@@ -119,15 +150,34 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"[dq-contracts] {message}", file=sys.stderr, flush=True)
 
+    from airflow_dq_contracts.cli.connections import spark_command
     from airflow_dq_contracts.engine.suggest.cli_run import suggest_from_cli
 
+    connections = contextlib.ExitStack()  # --conn-id, --storage-conn-id: resolved once, undone at the end
+    try:
+        connections.enter_context(spark_command(args, [args.input, args.results_table]))
+    except ValueError as exc:
+        print(f"dq-contracts suggest: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    with connections:
+        return _suggest(args, say, suggest_from_cli)
+
+
+def _suggest(args: argparse.Namespace, say: Any, suggest_from_cli: Any) -> int:
     name = args.name or default_name(args.input, args.table)
     partitions = list(args.partition_column)
     fmt = (args.input_format or "delta").lower()
     if args.input and fmt == "delta" and not partitions:
         partitions = delta_partition_columns(args.input)
     try:
-        suggestion = suggest_from_cli(args, name=name, input_format=fmt, partition_by=partitions, say=say)
+        suggestion = suggest_from_cli(
+            args,
+            name=name,
+            input_format=fmt,
+            partition_by=partitions,
+            say=say,
+            input_options=input_options(args.input_option),
+        )
     except ValueError as exc:  # the run cannot be described (bad filter, unknown partition column)
         print(f"dq-contracts suggest: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -147,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     if args.output:
         try:
+            # the folder is created as `import odcs -o DIR` creates its own (contracts/ of a new project)
+            os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
             with open(args.output, "w", encoding="utf-8") as handle:
                 handle.write(text)
         except OSError as exc:
@@ -160,5 +212,4 @@ def run(args: argparse.Namespace) -> int:
 
 def _summary(suggestion: Any) -> str:
     profile = suggestion.profile
-    checks = sum(1 for _ in suggestion.contract.evaluated_checks())
-    return f"{profile.rows:,} rows profiled in {len(profile.passes)} passes; {checks} checks"
+    return f"{profile.rows:,} rows profiled in {len(profile.passes)} passes; {count_checks(suggestion.contract)}"

@@ -459,7 +459,8 @@ def has_row_reading(check: Any) -> bool:
         # The third family's row-level types: an orphan row, a row breaking its condition.
         return check.type in ("referential", "row_condition")
     kind = check.type
-    if kind in ("missing", "whitelist", "blacklist", "pattern", "duplicates"):
+    # ``schema``: a value that does not parse as the declared type (a column read from text) is one row's.
+    if kind in ("missing", "whitelist", "blacklist", "pattern", "duplicates", "schema"):
         return True
     if kind in ("min_length", "max_length", "avg_length") and check.params.get("return"):
         return True

@@ -31,6 +31,8 @@ from .model import (
     ACTIONS,
     DATASET_FORMATS,
     DEFAULT_POLICY,
+    KAFKA_SERVERS_OPTION,
+    KAFKA_SUBSCRIPTIONS,
     SEVERITIES,
     SLA,
     Check,
@@ -39,8 +41,9 @@ from .model import (
     Contract,
     Dataset,
 )
-from .parsing import ParseContext, similar
+from .parsing import ParseContext, read_null_values, similar
 from .references import check_reference_use, parse_references
+from .streaming import read_stream
 from .yamlsrc import Path, SourceMap, YamlSyntaxError, load_yaml
 
 TOP_KEYS = (
@@ -59,9 +62,10 @@ TOP_KEYS = (
     "policy",
     "references",
     "enforcement",
+    "stream",
 )
 COLUMN_KEYS = ("name", "type", "nullable", "description", "checks", "tags") + enforcing.COLUMN_KEYS
-DATASET_KEYS = ("table", "path", "format", "options")
+DATASET_KEYS = ("table", "path", "format", "options", "null_values")
 SLA_KEYS = (
     "freshness_hours",
     "timestamp_column",
@@ -227,6 +231,7 @@ def _build(data: Any, smap: SourceMap, duplicates: list, policy_override: dict |
             ctx.str_list(metadata["partitioned_by"], ("metadata", "partitioned_by"), "'partitioned_by'")
         )
     sla = _sla(ctx, data.get("sla"))
+    stream = read_stream(data.get("stream"), lambda sub, msg: ctx.add(("stream", *sub), msg))
     policy = _policy(ctx, data.get("policy"), ("policy",))
     if policy_override:
         override_ctx = ParseContext(SourceMap("<policy argument>"))
@@ -277,6 +282,7 @@ def _build(data: Any, smap: SourceMap, duplicates: list, policy_override: dict |
         source=smap.file,
         references=references,
         enforcement=enforcement,
+        stream=stream,
     )
     contract = dataclasses.replace(
         contract,
@@ -314,24 +320,45 @@ def _dataset(ctx: ParseContext, raw: Any) -> Dataset:
     ctx.keys(data, DATASET_KEYS, path, "'dataset'")
     table = ctx.string(data, "table", path)
     location = ctx.string(data, "path", path)
-    if table and location:
-        ctx.add(path, "give either 'table' or 'path', not both")
-    if not table and not location:
-        ctx.add(path, "'dataset' needs 'table' or 'path'")
     fmt = data.get("format", "delta")
+    options = ctx.mapping(data.get("options"), path + ("options",), "'options'") or {}
+    if fmt == "kafka":
+        _kafka_dataset(ctx, path, table, location, options)
+    elif table and location:
+        ctx.add(path, "give either 'table' or 'path', not both")
+    elif not table and not location:
+        ctx.add(path, "'dataset' needs 'table' or 'path'")
     if fmt not in DATASET_FORMATS:
         ctx.add(
             path + ("format",),
             f"unknown format {fmt!r}{similar(fmt, DATASET_FORMATS)}; allowed: {', '.join(DATASET_FORMATS)}",
         )
         fmt = "delta"
-    options = ctx.mapping(data.get("options"), path + ("options",), "'options'") or {}
+    null_values = read_null_values(data.get("null_values"), lambda sub, msg: ctx.add(path + ("null_values", *sub), msg))
     return Dataset(
         table=table,
         path=location,
         format=fmt,
         options={str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()},
+        null_values=null_values,
     )
+
+
+def _kafka_dataset(ctx: ParseContext, path: Path, table: Any, location: Any, options: dict) -> None:
+    """A ``format: kafka`` dataset: no table or path; ``options`` name the servers and one subscription."""
+    if table or location:
+        ctx.add(
+            path, "a kafka dataset is named by its options (kafka.bootstrap.servers, subscribe), not 'table'/'path'"
+        )
+    if not str(options.get(KAFKA_SERVERS_OPTION) or "").strip():
+        ctx.add(path + ("options",), f"a kafka dataset needs options.{KAFKA_SERVERS_OPTION} (host:port[,host:port…])")
+    given = [key for key in KAFKA_SUBSCRIPTIONS if str(options.get(key) or "").strip()]
+    if len(given) != 1:
+        ctx.add(
+            path + ("options",),
+            f"a kafka dataset needs exactly one of options.{', options.'.join(KAFKA_SUBSCRIPTIONS)}"
+            + (f", got {', '.join(given)}" if given else ""),
+        )
 
 
 def _sla(ctx: ParseContext, raw: Any) -> SLA:
@@ -501,6 +528,9 @@ def _cross_checks(ctx: ParseContext, contract: Contract) -> None:
             ("sla", "timestamp_column"),
             f"column {sla_column!r} is not declared in 'columns'{similar(sla_column, declared)}",
         )
+    if contract.stream is not None and contract.stream.event_time not in declared:
+        name = contract.stream.event_time
+        ctx.add(("stream", "event_time"), f"column {name!r} is not declared in 'columns'{similar(name, declared)}")
     for index, col in enumerate(contract.partitioned_by):
         if col not in declared:
             ctx.add(

@@ -16,13 +16,17 @@ from typing import Any
 
 from .baseline import Baseline
 from .checks import CHECK_TYPES, CheckType, has_row_reading
+from .streaming import StreamSettings
 from .validators import Validator
 
 ACTIONS = ("gate", "quarantine", "flag")
 SEVERITIES = ("P0", "P1", "P2", "P3")
 DEFAULT_SEVERITY = "P1"
 RETURN_TYPES = ("count", "pct")
-DATASET_FORMATS = ("delta", "parquet", "csv", "json", "orc")
+DATASET_FORMATS = ("delta", "parquet", "csv", "json", "orc", "kafka")
+#: The reader options of which a ``format: kafka`` dataset names exactly one (Spark's Kafka source).
+KAFKA_SUBSCRIPTIONS = ("subscribe", "subscribePattern", "assign")
+KAFKA_SERVERS_OPTION = "kafka.bootstrap.servers"
 
 # DESIGN §6: severity → action, for a failing table-level check and for a row-level check with
 # violating rows.
@@ -162,16 +166,34 @@ class Column:
 
 @dataclasses.dataclass(frozen=True)
 class Dataset:
-    """What the contract describes: a catalog table, or a path with a format."""
+    """What the contract describes: a catalog table, or a path with a format.
+
+    ``null_values``: the strings that mean "no value" in the data (``[NA, "N/A"]``), read as NULL
+    before the declared types are parsed (see docs/contracts.md, "Text inputs").
+    """
 
     table: str | None = None
     path: str | None = None
     format: str = "delta"
     options: dict[str, str] = dataclasses.field(default_factory=dict)
+    null_values: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
+        """The table, else the path, else for Kafka ``kafka://<servers>/<topics>`` (:func:`kafka_location`)."""
+        if not (self.table or self.path) and self.format == "kafka":
+            return kafka_location(self.options)
         return self.table or self.path or ""
+
+
+def kafka_location(options: dict[str, str]) -> str:
+    """What results call a Kafka dataset: its bootstrap servers and subscription.
+
+    >>> kafka_location({"kafka.bootstrap.servers": "b1:9092,b2:9092", "subscribe": "orders"})
+    'kafka://b1:9092,b2:9092/orders'
+    """
+    topics = next((options[key] for key in KAFKA_SUBSCRIPTIONS if options.get(key)), "")
+    return f"kafka://{options.get(KAFKA_SERVERS_OPTION, '')}/{topics}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,6 +212,8 @@ class Reference:
     format: str = "delta"
     filter: str | None = None
     options: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the strings read as NULL (as the dataset's ``null_values``)
+    null_values: tuple[str, ...] = ()
 
     @property
     def location(self) -> str:
@@ -261,6 +285,8 @@ class Contract:
     schema_checks: tuple[Check, ...] = ()
     #: table-level checks compiled from the contract (``_table_/sla_freshness``)
     implicit_checks: tuple[Check, ...] = ()
+    #: The ``stream`` key (event time, window, watermark) of a contract checked as a stream; None: not declared
+    stream: StreamSettings | None = None
 
     def column(self, name: str) -> Column | None:
         for col in self.columns:

@@ -13,7 +13,7 @@ from typing import Any
 from .errors import ValidationIssue
 from .yamlsrc import Path, SourceMap, format_path
 
-__all__ = ["ParseContext", "similar"]
+__all__ = ["ParseContext", "read_null_values", "similar"]
 
 
 def similar(word: str, options: Any) -> str:
@@ -89,3 +89,32 @@ class ParseContext:
             else:
                 out.append(item)
         return tuple(out)
+
+
+def read_null_values(value: Any, add: Any) -> tuple[str, ...]:
+    """``null_values`` (of ``dataset`` or a reference): a list of distinct strings; ``add(sub_path, message)``.
+
+    YAML reads a bare ``null`` as no value and ``-999`` as a number: both must be quoted.
+
+    >>> problems = []
+    >>> read_null_values(["NA", "N/A", "", None, -999], lambda path, message: problems.append((path, message)))
+    ('NA', 'N/A', '')
+    >>> for path, message in problems: print(path, message)
+    (3,) 'null_values' entries are strings; got None (write it quoted: "null")
+    (4,) 'null_values' entries are strings; got -999 (write it quoted: "-999")
+    """
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        add((), f"'null_values' must be a list of strings like [NA, \"N/A\"], got {value!r}")
+        return ()
+    out: list[str] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            written = "null" if item is None else str(item).lower() if isinstance(item, bool) else str(item)
+            add((index,), f"'null_values' entries are strings; got {item!r} (write it quoted: \"{written}\")")
+        elif item in out:
+            add((index,), f"{item!r} is listed twice in 'null_values'")
+        else:
+            out.append(item)
+    return tuple(out)

@@ -20,10 +20,11 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .model import DATASET_FORMATS, Check, Reference
+from .model import DATASET_FORMATS, Check, ColumnType, Contract, Reference
+from .parsing import read_null_values
 from .queries import DATASET_PLACEHOLDER, placeholders
 
-REFERENCE_KEYS = ("table", "path", "format", "filter", "options")
+REFERENCE_KEYS = ("table", "path", "format", "filter", "options", "null_values")
 _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 Add = Callable[[tuple, str], None]
@@ -83,6 +84,9 @@ def parse_references(data: Any, add: Add, similar: Callable[[str, Iterable[str]]
         if not isinstance(options, dict):
             add(where + ("options",), f"'options' must be a mapping, got {type(options).__name__}")
             options = {}
+        null_values = read_null_values(
+            raw.get("null_values"), lambda sub, msg, at=where: add(at + ("null_values", *sub), msg)
+        )
         out[alias] = Reference(
             name=alias,
             table=values["table"],
@@ -90,7 +94,40 @@ def parse_references(data: Any, add: Add, similar: Callable[[str, Iterable[str]]
             format=fmt,
             filter=values["filter"],
             options={str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()},
+            null_values=null_values,
         )
+    return out
+
+
+def reference_column_types(contract: Contract, alias: str) -> dict[str, ColumnType]:
+    """The columns of reference ``alias`` a check compares with a declared, typed column of the dataset → that type.
+
+    A text reference is read with these as its declared columns (``referential`` keys, the
+    ``reconciliation`` column), so both sides of a comparison have the type the contract declares.
+
+    >>> from airflow_dq_contracts.contract import load_contract
+    >>> c = load_contract({"name": "o", "columns": [{"name": "customer_id", "type": "long"}],
+    ...                    "references": {"customers": {"path": "/dim/c.csv", "format": "csv"}},
+    ...                    "checks": [{"name": "known", "type": "referential", "columns": ["customer_id"],
+    ...                                "reference": "customers", "reference_columns": ["id"]}]})
+    >>> {name: kind.describe() for name, kind in reference_column_types(c, "customers").items()}
+    {'id': 'long'}
+    """
+    types = {column.name: column.type for column in contract.columns if column.type is not None}
+    out: dict[str, ColumnType] = {}
+    for check in contract.all_checks():
+        params = check.params
+        if params.get("reference") != alias:
+            continue
+        pairs: list[tuple[str, str]] = []
+        if check.type == "referential":
+            ours = list(params.get("columns") or [])
+            pairs = list(zip(ours, params.get("reference_columns") or ours))
+        elif check.type == "reconciliation" and params.get("column"):
+            pairs = [(params["column"], params.get("reference_column") or params["column"])]
+        for own, theirs in pairs:
+            if own in types:
+                out.setdefault(theirs, types[own])
     return out
 
 

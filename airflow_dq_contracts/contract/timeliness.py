@@ -9,7 +9,12 @@ midnight UTC of that day. Periods are UTC periods, so daylight-saving changes pl
 
 Freshness
     ``age_hours = (reference − timestamp) / 3600 s``; the check passes when
-    ``age_hours ≤ max_age_hours``. A timestamp after the reference gives a negative age (fresh).
+    ``age_hours ≤ max_age_hours``. A timestamp after the reference cannot be right: the data is newer
+    than the instant it is measured against, so the reference time is wrong (``airflow dags test``,
+    whose data interval may end before the data was written, or a ``reference_time`` meant for
+    another run). Up to :data:`FUTURE_SKEW` (5 minutes: writers' and schedulers' clocks drift) the
+    age is taken as 0; beyond it :func:`freshness_age` says so (:attr:`FreshnessAge.problem`) — the
+    check is an ``error``, the sensor logs a warning. Never a silent pass on a negative age.
 
 Completeness (decided here, DESIGN §4)
     * The *window* is ``[reference − lookback_days, reference]`` (both ends included).
@@ -40,6 +45,8 @@ Example::
     ...                     reference_time=ref, granularity="daily", lookback_days=7)
     >>> report.gap_count, [p.day for p in report.missing], [p.day for p in report.not_yet_due]
     (2, [5, 7], [9, 10])
+    >>> freshness_age(ref, dt.datetime(2024, 1, 10, 9, 33)).age_hours   # 3 minutes ahead: within the skew
+    0.0
 """
 
 from __future__ import annotations
@@ -91,6 +98,60 @@ def age_hours(reference_time: dt.datetime | dt.date | str, timestamp: dt.datetim
     """
     delta = to_utc(reference_time) - to_utc(timestamp)
     return delta.total_seconds() / 3600.0
+
+
+#: How far the measured timestamp may lie after the reference time and still count as "now" (age 0).
+FUTURE_SKEW = dt.timedelta(minutes=5)
+
+
+@dataclasses.dataclass(frozen=True)
+class FreshnessAge:
+    """The age of a timestamp against a reference time, as freshness reads it (module docs).
+
+    ``age_hours`` is ≥ 0 unless :attr:`problem` is set: then the timestamp lies more than
+    :data:`FUTURE_SKEW` after the reference, ``age_hours`` is the (negative) raw age, and ``problem``
+    says so in one sentence naming both times and the likely cause.
+    """
+
+    age_hours: float
+    reference_time: dt.datetime
+    timestamp: dt.datetime
+    problem: str | None = None
+
+
+def freshness_age(
+    reference_time: dt.datetime | dt.date | str,
+    timestamp: dt.datetime | dt.date | str,
+    what: str = "the newest value",
+) -> FreshnessAge:
+    """:func:`age_hours` for freshness: clamped to 0 within :data:`FUTURE_SKEW`, a problem beyond it.
+
+    ``what`` names the timestamp in the problem (``max(created_at)``).
+
+    >>> age = freshness_age("2024-01-10T00:00:00Z", "2024-01-10T23:20:00Z", "max(created_at)")
+    >>> round(age.age_hours, 3)
+    -23.333
+    >>> print(age.problem)  # doctest: +NORMALIZE_WHITESPACE
+    max(created_at) = 2024-01-10T23:20:00Z is 23.333 h after the reference time 2024-01-10T00:00:00Z
+    (more than the 5 min allowed for clock skew): the reference time is earlier than the data, so it is
+    likely wrong — e.g. `airflow dags test`, whose data interval can end before the data was written,
+    or a reference_time meant for another run
+    """
+    reference = to_utc(reference_time)
+    moment = to_utc(timestamp)
+    age = age_hours(reference, moment)
+    if age >= 0:
+        return FreshnessAge(age, reference, moment)
+    if moment - reference <= FUTURE_SKEW:
+        return FreshnessAge(0.0, reference, moment)
+    skew_minutes = FUTURE_SKEW.total_seconds() / 60
+    problem = (
+        f"{what} = {format_time(moment)} is {-age:.3f} h after the reference time {format_time(reference)} "
+        f"(more than the {skew_minutes:g} min allowed for clock skew): the reference time is earlier than the "
+        "data, so it is likely wrong — e.g. `airflow dags test`, whose data interval can end before the data "
+        "was written, or a reference_time meant for another run"
+    )
+    return FreshnessAge(age, reference, moment, problem)
 
 
 def truncate(value: dt.datetime | dt.date | str, granularity: str) -> dt.datetime:

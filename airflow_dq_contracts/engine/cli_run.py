@@ -24,17 +24,21 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import SparkSession
 
 from airflow_dq_contracts.contract import ContractValidationError, load_contract
+from airflow_dq_contracts.contract.counts import count_checks
 from airflow_dq_contracts.contract.model import Contract
-from airflow_dq_contracts.results import DECISION_GATE, ContractResult
+from airflow_dq_contracts.contract.odcs.objects import load_contracts
+from airflow_dq_contracts.contract.validators import slug
+from airflow_dq_contracts.results import DECISION_GATE, ContractResult, error_summary, make_run_id
 from airflow_dq_contracts.runspec import RunSpec, RunSpecError
 from airflow_dq_contracts.runtime.jars import JarResolutionError
 from airflow_dq_contracts.storage.s3 import mentions_s3, parse_storage_options, storage_environment
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
+from airflow_dq_contracts.timeutil import format_time, utcnow
 
 from .connect_session import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -46,6 +50,10 @@ from .connect_session import (
 from .evaluator import first_line
 from .runner import DatasetError, Progress, run_contract
 from .session import get_spark
+from .suite import SuiteOutcome, run_suite_outcomes
+
+if TYPE_CHECKING:
+    import datetime as dt
 
 # Exit codes of ``dq-contracts run`` (the same as airflow_dq_contracts.cli.main, which imports no Spark).
 EXIT_OK = 0
@@ -118,7 +126,7 @@ def _start_spark(
     """The session to run on and whether we started it (an active one is reused, never stopped).
 
     A run with a location on S3 gets the ``s3a`` filesystem (jars, and the standard AWS_* environment's
-    endpoint settings).
+    endpoint settings); a run of a Kafka dataset gets Spark's Kafka source.
     """
     conf = _conf_pairs(getattr(args, "conf", None))
     master = getattr(args, "master", None) or "local[*]"
@@ -145,7 +153,8 @@ def _start_spark(
                 app_name=f"dq-contracts:{contract.name}",
                 master=master,
                 conf=conf,
-                s3=mentions_s3(spec, contract, os.environ.get("DQ_CONTRACTS_WAREHOUSE")),
+                s3=mentions_s3(spec, contract, os.environ.get("DQ_CONTRACTS_WAREHOUSE"), getattr(args, "input", None)),
+                kafka=(spec.source.format if spec and spec.source else contract.dataset.format) == "kafka",
             )
     except JarResolutionError as exc:  # its whole text: what failed and the offline route
         raise DatasetError(str(exc)) from None
@@ -196,11 +205,14 @@ def run_from_cli(args: argparse.Namespace, spec_of: Callable[[argparse.Namespace
             print(f"[dq-contracts] {message}", file=sys.stderr, flush=True)
 
     try:
-        contract = load_contract(args.contract)
+        contracts = load_contracts(args.contract)  # an ODCS document with several objects: one suite
     except ContractValidationError as err:
         for issue in err.issues:
             print(str(issue), file=sys.stderr)
         return EXIT_INVALID
+    if len(contracts) > 1:
+        return _run_many(args, spec_of, contracts, say)
+    contract = contracts[0][1]
     try:
         # Spark (its JVM inherits them) and delta-rs read object-store settings from this process's environment.
         storage = parse_storage_options(getattr(args, "storage_option", None))
@@ -214,10 +226,7 @@ def run_from_cli(args: argparse.Namespace, spec_of: Callable[[argparse.Namespace
     try:
         spec = spec_of(args, contract)
         _conf_pairs(getattr(args, "conf", None))
-        say(
-            f"contract {contract.name} {contract.version or ''}".rstrip()
-            + f": {sum(1 for _ in contract.evaluated_checks())} checks"
-        )
+        say(f"contract {contract.name} {contract.version or ''}".rstrip() + f": {count_checks(contract)}")
         spark, started = _start_spark(args, contract, say, spec)
         # What the session can do, told once here (--remote, --shared-storage) and handed down.
         shared = bool(getattr(args, "remote", None) and getattr(args, "shared_storage", False))
@@ -238,7 +247,16 @@ def run_from_cli(args: argparse.Namespace, spec_of: Callable[[argparse.Namespace
                 spark.stop()
         restore.close()
 
-    summary = result.summary()
+    if not _write_summary(result.summary(), json_out, say):
+        return EXIT_RUN_FAILED
+    if not quiet:
+        # With the JSON on stdout, the human summary goes to stderr so the JSON stays parseable.
+        _print_outcome(result, sys.stderr if json_out == "-" else sys.stdout)
+    return EXIT_GATE if result.decision == DECISION_GATE else EXIT_OK
+
+
+def _write_summary(summary: dict[str, Any], json_out: str | None, say: Progress) -> bool:
+    """The summary JSON to ``--json-out`` (``-``: stdout); False when the file cannot be written."""
     text = json.dumps(summary, indent=2, allow_nan=False)
     if json_out == "-":
         print(text)
@@ -248,9 +266,126 @@ def run_from_cli(args: argparse.Namespace, spec_of: Callable[[argparse.Namespace
                 handle.write(text + "\n")
         except OSError as exc:
             print(f"dq-contracts run: cannot write --json-out {json_out!r}: {exc.strerror}", file=sys.stderr)
-            return EXIT_RUN_FAILED
+            return False
         say(f"summary written to {json_out}")
+    return True
+
+
+# --------------------------------------------------------------------------------------- several contracts
+
+#: The placeholder a per-contract output table carries when one file holds several contracts.
+CONTRACT_PLACEHOLDER = "{contract}"
+_DECISION_RANK = {"pass": 0, "quarantine": 1, DECISION_GATE: 2}
+
+
+def _member_args(args: argparse.Namespace, contract: Contract) -> argparse.Namespace:
+    """The run's arguments for one contract of several: its own run id and output tables."""
+    member = argparse.Namespace(**vars(args))
+    for name in ("quarantine_table", "valid_table"):
+        value = getattr(args, name, None)
+        setattr(member, name, value.replace(CONTRACT_PLACEHOLDER, slug(contract.name)) if value else None)
+    if getattr(args, "run_id", None):
+        member.run_id = make_run_id(args.run_id, contract.name)  # deterministic: the same id again replaces
+    return member
+
+
+def _suite_arguments(args: argparse.Namespace, count: int) -> str | None:
+    """Why ``args`` cannot run ``count`` contracts at once (as ``contract=[…]`` on the operator), or None."""
+    for name, flag in (("input", "--input"), ("table", "--table")):
+        if getattr(args, name, None):
+            return f"{flag} names one dataset; the document describes {count} (each object reads its own)"
+    if getattr(args, "reference", None):
+        return "--reference is refused with several contracts: each declares its own"
+    for name, flag in (("quarantine_table", "--quarantine-table"), ("valid_table", "--valid-table")):
+        value = getattr(args, name, None)
+        if value and CONTRACT_PLACEHOLDER not in value:
+            return f"with several contracts, {flag} must contain {CONTRACT_PLACEHOLDER} (one table per contract)"
+    return None
+
+
+def _error_entry(outcome: SuiteOutcome, contract: Contract) -> dict[str, Any]:
+    """A contract's summary when its run produced no result: status error, decision gate (fails closed)."""
+    error = outcome.error
+    return error_summary(contract, outcome.spec, f"{outcome.error_kind}: {first_line(error) if error else ''}", at=None)
+
+
+def _run_many(
+    args: argparse.Namespace,
+    spec_of: Callable[[argparse.Namespace, Contract], RunSpec],
+    contracts: list[tuple[str, Contract]],
+    say: Progress,
+) -> int:
+    """Several contracts of one file (an ODCS document's objects) in one session, as ``contract=[…]``.
+
+    Each gets its own run, results rows and output tables (``{contract}`` in ``--quarantine-table`` /
+    ``--valid-table``); the summary is the operator's suite summary; the exit code the combined decision's
+    (a run that failed: 4).
+    """
+    quiet, json_out = bool(getattr(args, "quiet", False)), getattr(args, "json_out", None)
+    problem = _suite_arguments(args, len(contracts))
+    if problem:
+        print(f"dq-contracts run: {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        storage = parse_storage_options(getattr(args, "storage_option", None))
+        _conf_pairs(getattr(args, "conf", None))
+        outcomes = [SuiteOutcome(spec_of(_member_args(args, c), c), c) for _, c in contracts]
+    except (ValueError, RunSpecError) as exc:
+        message = _cli_message(exc) if isinstance(exc, RunSpecError) else str(exc)
+        print(f"dq-contracts run: {message}", file=sys.stderr)
+        return EXIT_INVALID
+    started_at = utcnow()
+    spark: SparkSession | None = None
+    started = False
+    with contextlib.ExitStack() as restore:
+        restore.enter_context(storage_environment(storage))
+        try:
+            say(f"{len(contracts)} contracts: " + "; ".join(f"{c.name} ({count_checks(c)})" for _, c in contracts))
+            spark, started = _start_spark(args, contracts[0][1], say, outcomes[0].spec)
+            shared = bool(getattr(args, "remote", None) and getattr(args, "shared_storage", False))
+            capabilities = SessionCapabilities.of(spark, shared_storage=shared)
+            run_suite_outcomes(spark, outcomes, progress=say, capabilities=capabilities)
+        except DatasetError as exc:
+            print(f"dq-contracts run: {exc}", file=sys.stderr)
+            return EXIT_RUN_FAILED
+        finally:
+            if spark is not None and started:
+                with contextlib.suppress(Exception):
+                    spark.stop()
+    summaries = [
+        o.result.summary() if o.result is not None else _error_entry(o, c) for o, (_, c) in zip(outcomes, contracts)
+    ]
+    suite = suite_summary(getattr(args, "run_id", None), summaries, started_at)
+    if not _write_summary(suite, json_out, say):
+        return EXIT_RUN_FAILED
+    out = sys.stderr if json_out == "-" else sys.stdout
+    for outcome, summary in zip(outcomes, summaries):
+        if quiet:
+            continue
+        if outcome.result is not None:
+            _print_outcome(outcome.result, out)
+        else:
+            print(f"{summary['contract']['name']}: no result ({summary['error']})", file=out)
     if not quiet:
-        # With the JSON on stdout, the human summary goes to stderr so the JSON stays parseable.
-        _print_outcome(result, sys.stderr if json_out == "-" else sys.stdout)
-    return EXIT_GATE if result.decision == DECISION_GATE else EXIT_OK
+        each = ", ".join(f"{name}: {decision}" for name, decision in suite["decisions"].items())
+        print(f"suite of {len(summaries)} contracts: decision {suite['decision']} ({each})", file=out)
+    if any(outcome.result is None for outcome in outcomes):
+        return EXIT_RUN_FAILED
+    return EXIT_GATE if suite["decision"] == DECISION_GATE else EXIT_OK
+
+
+def suite_summary(run_id: str | None, summaries: list[dict[str, Any]], started_at: dt.datetime) -> dict[str, Any]:
+    """The summary of several contracts run together: the operator's suite summary (``contract=[…]``)."""
+    counts = {key: sum(int(s["counts"].get(key, 0)) for s in summaries) for key in ("passed", "failed", "error")}
+    statuses = {"passed": 0, "failed": 1, "error": 2}
+    return {
+        "suite": 1,
+        "run_id": run_id or make_run_id(*(str(s["run_id"]) for s in summaries)),
+        "decision": max((s["decision"] for s in summaries), key=lambda d: _DECISION_RANK.get(d, 2), default="pass"),
+        "status": max((s["status"] for s in summaries), key=lambda status: statuses.get(status, 2)),
+        "counts": counts,
+        "decisions": {s["contract"]["name"]: s["decision"] for s in summaries},
+        "contracts": summaries,
+        "started_at": format_time(started_at),
+        "finished_at": format_time(utcnow()),
+    }

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from airflow_dq_contracts.contract.baseline import BaselineOutcome, gated_runs, judge, select_points
@@ -60,15 +60,16 @@ from airflow_dq_contracts.store.sinks import HistorySource, load_history
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
 from .concurrency import pass_parallelism, run_concurrently
+from .log_plan import DeltaInput, answer_from_log, case_sensitive, filter_condition
 from .metrics import (
     GroupKey,
-    GroupScope,
     MeasureContext,
     Measurement,
     Metric,
     PlanContext,
     Scope,
     describe_number,
+    grouped_pass_frame,
     metric_for,
 )
 from .relational import (
@@ -86,32 +87,6 @@ from .statistics_first import FROM_SCAN, FROM_STATISTICS, StatisticsSource, answ
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
-
-
-# --------------------------------------------------------------------------------------- utilities
-
-
-def filter_condition(df: DataFrame, text: str) -> Column:
-    """Parse and analyse a SQL predicate against ``df``; ``ValueError`` naming the problem.
-
-    >>> filter_condition(df, "amount >")            # doctest: +SKIP
-    ValueError: invalid filter 'amount >': [PARSE_SYNTAX_ERROR] Syntax error at or near end of input…
-    """
-    try:
-        with quiet_pyspark_errors():
-            condition = F.expr(text)
-            # WHERE analysis rejects non-boolean predicates, aggregates and windows, without a job.
-            _ = df.where(condition).schema
-    except Exception as exc:  # noqa: BLE001 - ParseException, AnalysisException…
-        raise ValueError(f"invalid filter {text!r}: {first_line(exc)}") from None
-    return condition
-
-
-def case_sensitive(spark: SparkSession) -> bool:
-    try:
-        return str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-    except Exception:  # noqa: BLE001 - a session whose conf cannot be read: Spark's default (insensitive)
-        return False
 
 
 def _progress_default(message: str) -> None:
@@ -161,7 +136,7 @@ class Evaluator:
     def __init__(
         self,
         contract: Contract,
-        df: DataFrame,
+        df: DataFrame | DeltaInput,
         reference_time: dt.datetime | str | None = None,
         *,
         run_id: str | None = None,
@@ -179,10 +154,12 @@ class Evaluator:
         capabilities: SessionCapabilities | None = None,
     ):
         self.contract = contract
-        self.capabilities = capabilities or SessionCapabilities.of(df.sparkSession)  # as the session's maker said
+        self.lazy = df if isinstance(df, DeltaInput) else None  # built only if a check needs it (log_plan.py)
+        self._df = None if isinstance(df, DeltaInput) else df
+        self.spark = df.spark if isinstance(df, DeltaInput) else df.sparkSession
+        self.capabilities = capabilities or SessionCapabilities.of(self.spark)  # as the session's maker said
         self.statistics = statistics  # a Delta input whose log may answer checks (engine/statistics_first.py)
         self.statistics_rows: int | None = None  # the run's row count from that log, when it knows it
-        self.spark = df.sparkSession
         self.started_at = started_at or utcnow()
         try:
             self.reference_time = parse_time(reference_time) or self.started_at
@@ -191,9 +168,8 @@ class Evaluator:
         self.dataset = dataset or contract.dataset.name or "<dataframe>"
         self.run_id = run_id or make_run_id(contract.name, self.dataset, format_time(self.started_at))
         self.run_filter = filter
-        self.df = df
         if filter and apply_filter:
-            self.df = df.where(filter_condition(df, filter))
+            self._df = self.df.where(filter_condition(self.df, filter))
         self.dag_id, self.task_id, self.airflow_run_id = dag_id, task_id, airflow_run_id
         self.history = history
         self.progress = progress or _progress_default
@@ -208,9 +184,20 @@ class Evaluator:
         self.references: PreparedReferences = prepare_references(contract, references)
         self.views: dict[str, str] = {}
 
+    @property
+    def df(self) -> DataFrame:
+        """The evaluated DataFrame (a :class:`DeltaInput` is built now if it was not yet)."""
+        if self._df is None:
+            assert self.lazy is not None
+            self._df = self.lazy.frame()
+        return self._df
+
     # -- phases -------------------------------------------------------------------------------
     def run(self) -> ContractResult:
         """Evaluate every check; returns the :class:`ContractResult` (never raises on data)."""
+        answered = self._from_log() if self._df is None and self.statistics is not None else None
+        if answered is not None:
+            return self._finish(answered)
         try:
             planned = self._plan()
             self._from_statistics(planned)
@@ -222,6 +209,20 @@ class Evaluator:
 
     def _job_group(self, phase: str) -> str:
         return f"dq-contracts:{self.run_id}:{phase}"
+
+    def _from_log(self) -> list[_Planned] | None:
+        """Every check answered from the Delta log with no DataFrame built, or None (see :mod:`.log_plan`)."""
+        began, lazy = time.perf_counter(), self.lazy
+        assert lazy is not None
+        found = answer_from_log(self.contract, lazy, case_sensitive(self.spark), self.reference_time, self.progress)
+        if found is None:
+            return None
+        rows = self.statistics_rows = found.row_count
+        self.row_counts = {None: rows}
+        self.stats.append(PhaseStat("statistics", time.perf_counter() - began, None, found.outcome.detail))
+        self.stats.append(PhaseStat("scan", 0.0, None, f"{rows:,} rows from the Delta log: no DataFrame, no scan"))
+        self.progress(f"scan: none ({rows:,} rows from the Delta log's statistics; no DataFrame built)")
+        return [_Planned(check, metric, None, answered=measured) for check, metric, measured in found.checks]
 
     def _plan(self) -> list[_Planned]:
         began = time.perf_counter()
@@ -424,20 +425,7 @@ class Evaluator:
         self, identity: tuple[str, ...], members: list[tuple[_Planned, list[GroupKey]]]
     ) -> tuple[DataFrame, list[tuple[_Planned, int, int]]]:
         """One grouped pass as a one-row frame: its keys' counts, then every member's aggregations over them."""
-        ordered = sorted(members[0][1], key=lambda k: k.identity)
-        position = {k.identity: i for i, k in enumerate(ordered)}
-        scope_keys = list(dict.fromkeys(item.scope_key for item, _ in members))
-        count_names = {key: ("_dq_n" if key is None else f"_dq_n{i}") for i, key in enumerate(scope_keys)}
-        counts = [F.count(self._scope(key)(F.lit(1))).alias(name) for key, name in count_names.items()]
-        grouped = self.df.groupBy(*[k.expression.alias(f"_dq_k{i}") for i, k in enumerate(ordered)]).agg(*counts)
-        exprs: list[Column] = []
-        slices: list[tuple[_Planned, int, int]] = []
-        for item, keys in members:
-            key_cols = [F.col(f"_dq_k{position[k.identity]}") for k in keys]
-            contributed = item.metric.group_aggregations(GroupScope(key_cols, F.col(count_names[item.scope_key])))
-            slices.append((item, len(exprs), len(exprs) + len(contributed)))
-            exprs.extend(contributed)
-        frame = grouped.agg(*exprs)
+        frame, slices = grouped_pass_frame(self.df, members, self._scope)
         self.group_frames[identity] = frame
         return frame, slices
 

@@ -66,6 +66,7 @@ from airflow_dq_contracts.contract.queries import DATASET_PLACEHOLDER, placehold
 
 from .spark_errors import first_line, quiet_pyspark_errors
 from .spark_types import column, find_field
+from .text_read import visible
 
 # Functions that call into the JVM by reflection: no business in a quality query.
 _REFLECTION = re.compile(r"\b(reflect|java_method|try_reflect)\s*\(", re.IGNORECASE)
@@ -302,7 +303,7 @@ def register_views(
     token = uuid.uuid4().hex[:12]
     views: dict[str, str] = {}
     for name in needed:
-        frame = df if name == DATASET_PLACEHOLDER else references.get(name)
+        frame = visible(df) if name == DATASET_PLACEHOLDER else references.get(name)
         if isinstance(frame, DataFrame):
             view = f"_dq_{token}_{name}"
             frame.createOrReplaceTempView(view)

@@ -60,12 +60,24 @@ def tagging_checks(contract: Contract, result: ContractResult) -> list[Check]:
         if not any(c.action in ("quarantine", "gate") for c in tagging_checks(contract, result)):
             print("nothing to set aside")
     """
-    failed = {r.check_id for r in result.checks if r.status == STATUS_FAILED}
-    return [check for check in contract.evaluated_checks() if check.check_id in failed and check.row_level]
+    failed = {r.check_id: r for r in result.checks if r.status == STATUS_FAILED}
+    # A schema check tags rows only for values that did not parse (its failing rows), not a missing column.
+    return [
+        check
+        for check in contract.evaluated_checks()
+        if check.check_id in failed
+        and check.row_level
+        and (check.type != "schema" or (failed[check.check_id].failed_rows or 0) > 0)
+    ]
 
 
 def annotate(
-    contract: Contract, df: DataFrame, result: ContractResult, references: Mapping[str, DataFrame | str] | None = None
+    contract: Contract,
+    df: DataFrame,
+    result: ContractResult,
+    references: Mapping[str, DataFrame | str] | None = None,
+    *,
+    earlier_keys: Mapping[str, DataFrame] | None = None,
 ) -> DataFrame:
     """``df`` plus ``_dq_violations``: per row, the row-level checks that FAILED in ``result`` and that it breaks.
 
@@ -77,6 +89,9 @@ def annotate(
     filter) that ``result`` was computed on. A failed ``referential`` check adds the left join of
     its evaluation pass (one per distinct join); pass the same ``references`` as to :func:`evaluate`,
     or better the evaluator's :attr:`Evaluator.references`, already prepared (filters analysed once per run).
+    ``earlier_keys`` (an incremental run): per column ``duplicates`` check id, the distinct keys earlier
+    rows of the table hold (one column ``_k0``); a new row holding one counts as a copy, as it would in a
+    run over the whole table (one left join of those keys per such check).
 
     Example::
 
@@ -117,7 +132,15 @@ def annotate(
             helper = f"__dq_window_{len(helpers)}"
             helpers.append(helper)
             work = work.withColumn(helper, F.count(scope(F.lit(1))).over(Window.partitionBy(*window_keys)))
-            predicate = metric.violation(F.col(helper))
+            copies = F.col(helper)
+            earlier = (earlier_keys or {}).get(check.check_id)
+            if earlier is not None and len(window_keys) == 1:
+                seen, key = f"{helper}_seen", f"{helper}_key"
+                held = earlier.select(F.col("_k0").alias(key), F.lit(1).alias(seen))
+                work = work.join(held, window_keys[0] == F.col(key), "left")
+                helpers += [seen, key]
+                copies = copies + F.coalesce(scope(F.col(seen)), F.lit(0))
+            predicate = metric.violation(copies)
         else:
             predicate = metric.violation()
         if predicate is None:

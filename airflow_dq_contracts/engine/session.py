@@ -23,6 +23,7 @@ def get_spark(
     conf: Mapping[str, str] | None = None,
     local_tuning: bool = True,
     s3: bool = False,
+    kafka: bool = False,
 ) -> SparkSession:
     """Return the active SparkSession, or build one with Delta on the classpath.
 
@@ -35,6 +36,8 @@ def get_spark(
     (:func:`~airflow_dq_contracts.runtime.jars.s3_jars`) and the settings of the standard AWS_*
     environment (:meth:`~airflow_dq_contracts.storage.s3.S3Settings.spark_conf`: endpoint, addressing,
     region — the keys stay in the environment, where the AWS SDK reads them) go under the user's ``conf``.
+    With ``kafka`` (a ``format: kafka`` dataset) Spark's Kafka source joins them
+    (:func:`~airflow_dq_contracts.runtime.jars.kafka_jars`).
 
     Example::
 
@@ -61,6 +64,11 @@ def get_spark(
     if s3:
         s3_jars = jars.s3_jars(ivy_home=user.get("spark.jars.ivy"), ivy_settings=user.get("spark.jars.ivySettings"))
         settings["spark.jars"] = ",".join(filter(None, [settings.get("spark.jars"), *s3_jars]))
+    if kafka:
+        kafka_jars = jars.kafka_jars(
+            ivy_home=user.get("spark.jars.ivy"), ivy_settings=user.get("spark.jars.ivySettings")
+        )
+        settings["spark.jars"] = ",".join(filter(None, [settings.get("spark.jars"), *kafka_jars]))
     # The driver JVM starts here: map its classes from the machine's archive when one was built.
     settings = jvm_archive.with_archive(settings)
     for key, value in settings.items():

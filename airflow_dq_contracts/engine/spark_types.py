@@ -117,13 +117,16 @@ def groupable(data_type: T.DataType) -> bool:
     return True
 
 
-def instant_micros(name: str, data_type: T.DataType) -> Column | None:
+def instant_micros(name: str, data_type: T.DataType, value: Column | None = None) -> Column | None:
     """Epoch microseconds (UTC) of a date / timestamp / timestamp_ntz / string column, or None.
 
     Independent of the session time zone: ``timestamp_ntz`` and zone-less strings are wall-clock
     UTC; dates are midnight UTC; unparseable strings give NULL (``try_cast``, so ANSI mode never
-    fails the scan).
+    fails the scan). ``value`` (an expression, e.g. a nested field or a lambda variable) is read
+    instead of the column ``name`` when given.
     """
+    if value is not None:
+        return _instant_micros_of(value, data_type)
     ident = quote(name)
     if isinstance(data_type, T.TimestampType):
         return F.unix_micros(column(name))
@@ -137,4 +140,23 @@ def instant_micros(name: str, data_type: T.DataType) -> Column | None:
             f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', try_cast({ident} AS TIMESTAMP_NTZ))"
         )
         return F.when(column(name).rlike(_ZONED_TEXT), zoned).otherwise(naive)
+    return None
+
+
+_EPOCH_NTZ = "1970-01-01 00:00:00"
+
+
+def _instant_micros_of(value: Column, data_type: T.DataType) -> Column | None:
+    """:func:`instant_micros` of an expression (the same rules, through Column functions)."""
+    epoch = F.to_timestamp_ntz(F.lit(_EPOCH_NTZ))
+    if isinstance(data_type, T.TimestampType):
+        return F.unix_micros(value)
+    if isinstance(data_type, T.TimestampNTZType):
+        return F.timestamp_diff("MICROSECOND", epoch, value)
+    if isinstance(data_type, T.DateType):
+        return F.unix_date(value).cast("long") * F.lit(MICROS_PER_DAY)
+    if isinstance(data_type, T.StringType):
+        zoned = F.unix_micros(value.try_cast("timestamp"))
+        naive = F.timestamp_diff("MICROSECOND", epoch, value.try_cast("timestamp_ntz"))
+        return F.when(value.rlike(_ZONED_TEXT), zoned).otherwise(naive)
     return None

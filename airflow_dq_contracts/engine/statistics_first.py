@@ -16,8 +16,17 @@ What is answered (a check with its own ``filter:`` is always scanned):
   to milliseconds) only *locate* the extreme: one narrow delta-rs query reads that column of the few
   files that may hold it (deletion vectors and column mapping applied), so the value is exact to the
   microsecond. A check whose validator the extreme breaks is scanned (its violating rows are counted
-  by the scan). Floats are never answered: NaN is the largest value for Spark but not in every
-  writer's statistics;
+  by the scan);
+* ``min`` / ``max`` on floats and doubles — where NaN can be ruled out. Spark orders NaN above every
+  number (so ``max`` is NaN as soon as one row holds NaN), and Delta's Spark writer collects its
+  statistics with Spark's own ``min``/``max``: a file holding NaN has ``maxValues`` NaN (and ``minValues``
+  NaN when every non-NULL value is NaN); ``nullCount`` does not count NaN, so it never helps. Other
+  writers (delta-rs) leave NaN (and ±Infinity) out of the statistics, so a file's numbers cannot rule a
+  NaN out. The log is trusted for floats when every commit of the table's history, from version 0,
+  that may add files was made by Delta's Spark writer (``engineInfo`` ``Apache-Spark/… Delta-Lake/…`` or
+  Databricks'); then the extreme is the statistics' (files with deletion vectors or without statistics
+  read narrowly as above; DataFusion orders NaN as Spark does). A NaN answer, or a history that cannot
+  prove its writers (another writer, a log cleaned up before a checkpoint), is scanned;
 * ``freshness`` on a date or timestamp column, as ``min``/``max``;
 * ``completeness`` on a partition column — the partition values of files with live rows.
 
@@ -39,6 +48,10 @@ a filter naming a data column cannot prune files exactly). Statistics are read b
 names under column mapping. Every result row says how it was computed: ``evaluated_from`` is
 ``statistics`` or ``scan``.
 
+A table delta-rs cannot scan (Spark 4's type widening, variant columns…: ``DELTA_RS_SCANS``) is answered
+from its log read directly (:mod:`airflow_dq_contracts.store.tablemeta.log_reader`): the same rules, the
+narrow reads done by pyarrow over the few files' column with their deletion vectors applied.
+
 Off switches: the Spark conf ``spark.dqcontracts.statistics.enabled=false`` (``--conf`` of
 ``dq-contracts run``, the operator's ``spark_conf``), or the contract's ``enforcement: {statistics: off}``.
 
@@ -56,6 +69,7 @@ import dataclasses
 import datetime as dt
 import json
 import logging
+import math
 import posixpath
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -70,8 +84,18 @@ from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.model import Check
 from airflow_dq_contracts.contract.sqltext import datafusion_literal
-from airflow_dq_contracts.store import open_table
-from airflow_dq_contracts.store.tablemeta import add_actions, epoch_micros, query_column, query_extreme
+from airflow_dq_contracts.store.tablemeta import (
+    DELTA_RS_SCANS,
+    LogSnapshot,
+    add_actions,
+    count_nulls,
+    epoch_micros,
+    finish_extreme,
+    open_snapshot,
+    plan_extreme,
+    query_column,
+    query_extreme,
+)
 from airflow_dq_contracts.timeutil import EPOCH, from_epoch_micros, to_epoch_micros
 
 from .metrics import MeasureContext, Measurement, Metric
@@ -91,16 +115,30 @@ FROM_SCAN = "scan"
 
 _EXACT_EXTREME_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.DecimalType, T.DateType)
 _TIMESTAMP_TYPES = (T.TimestampType, T.TimestampNTZType)
+_FLOAT_TYPES = (T.FloatType, T.DoubleType)
+# Delta's Spark writer: statistics are Spark's own min/max aggregates, NaN the largest value.
+_SPARK_WRITERS = ("Apache-Spark/", "Databricks-Runtime/")
+# Operations that add no data file: any writer may make them without changing what statistics mean.
+_NO_DATA_OPERATIONS = frozenset(
+    {"VACUUM START", "VACUUM END", "SET TBLPROPERTIES", "UNSET TBLPROPERTIES", "ADD CONSTRAINT", "DROP CONSTRAINT"}
+)
 # Delta truncates timestamp statistics to milliseconds: the extreme lies within one of them.
 _STATS_SLACK = dt.timedelta(milliseconds=1)
 
 
 @dataclasses.dataclass(frozen=True)
 class StatisticsSource:
-    """A Delta table at a path whose log may answer checks (what the runner knows of a Delta input)."""
+    """A Delta table at a path whose log may answer checks (what the runner knows of a Delta input).
+
+    ``table_id``: the table's id as the server or catalog that resolved ``location`` reports it
+    (``DESCRIBE DETAIL``'s ``id``); the log is used only when the one found at ``location`` has it.
+    """
 
     location: str
     storage_options: Mapping[str, str] | None = None
+    table_id: str | None = None
+    #: The version the run reads (its pinned one): the log is read at it, not at whatever landed since.
+    version: int | None = None
 
 
 def _residual_budget(spark: SparkSession) -> int:
@@ -143,6 +181,19 @@ class _Snapshot:
         self.residual_budget = _RESIDUAL_BYTES
         self.residual_reads = 0
         self._rows: tuple[int | None] | None = None  # computed once by rows()
+        self._nan_in_statistics: bool | None = None  # computed once by nan_in_statistics()
+        #: The log read directly where delta-rs cannot scan the table; ``log_files``: its files in scope.
+        self.log: LogSnapshot | None = None
+        self.log_files: list[int] = list(range(self.count))
+        self.version = -1
+
+    def nan_in_statistics(self) -> bool:
+        """Whether every file's float statistics include NaN as Spark orders it (see the module doc).
+
+        A table only the log reader reads has no delta-rs history here: its writers count as unknown."""
+        if self._nan_in_statistics is None:
+            self._nan_in_statistics = self.table is not None and _spark_written(self.table)
+        return self._nan_in_statistics
 
     def values(self, name: str) -> list[Any]:
         if name not in self.actions.column_names:
@@ -165,7 +216,7 @@ class _Snapshot:
         """
         if not indices:
             return True
-        if self.pruned and self.partition_predicate is None:
+        if self.pruned and self.partition_predicate is None and self.log is None:
             return False  # the run's partitions cannot be written as a delta-rs predicate
         sizes = [int(size or 0) for size in self.values("size_bytes")]
         part, whole = sum(sizes[i] for i in set(indices)), sum(sizes)
@@ -196,6 +247,9 @@ class _Snapshot:
             live = self.live()
             if live is not None:
                 self._rows = (sum(live),)
+            elif self.log is not None:  # the Parquet footers of the files without numRecords
+                log = self.log
+                self._rows = (sum(log.live_rows(i) for i in self.log_files),)
             else:
                 unknown = [i for i, records in enumerate(self.records) if records is None]
                 # A predicate on a column: delta-rs 1.x fails a count with no column read at all.
@@ -218,6 +272,23 @@ def _physical_names(schema_json: str) -> dict[str, str]:
     for field in json.loads(schema_json)["fields"]:
         names[field["name"]] = (field.get("metadata") or {}).get("delta.columnMapping.physicalName", field["name"])
     return names
+
+
+def _spark_written(table: Any) -> bool:
+    """Whether every commit that may have added a file, since version 0, was made by Delta's Spark writer."""
+    try:
+        commits = table.history()
+    except Exception as exc:  # noqa: BLE001 - a history delta-rs cannot read: the writers are unknown
+        log.info("statistics: the table's history cannot be read (%s)", first_line(exc))
+        return False
+    versions = [commit.get("version") for commit in commits]
+    if not commits or 0 not in versions:
+        return False  # the log was cleaned up: the first files' writer is unknown
+    for commit in commits:
+        engine = str(commit.get("engineInfo") or "")
+        if not engine.startswith(_SPARK_WRITERS) and commit.get("operation") not in _NO_DATA_OPERATIONS:
+            return False
+    return True
 
 
 def _deleted_rows(table: Any) -> dict[str, int]:
@@ -258,25 +329,44 @@ def _prune(spark: SparkSession, snapshot: _Snapshot, schema: T.StructType, run_f
     snapshot.partition_predicate = None if "" in clauses else (" OR ".join(sorted(clauses)) or "false")
     mask = pa.array([index in kept for index in range(snapshot.count)], pa.bool_())
     snapshot.actions = snapshot.actions.filter(mask)
+    snapshot.log_files = [i for index, i in enumerate(snapshot.log_files) if index in kept]
     snapshot.count = snapshot.actions.num_rows
     snapshot.records = snapshot.values("num_records")
     return None
 
 
-def _load(spark: SparkSession, source: StatisticsSource, schema: T.StructType, run_filter: str | None) -> Any:
+def _load(
+    spark: SparkSession,
+    source: StatisticsSource,
+    schema: T.StructType,
+    run_filter: str | None,
+    opened: tuple[Any, LogSnapshot | None] | None = None,
+) -> Any:
     """The snapshot of the in-scope files, or the reason the log cannot be used (a string)."""
-    table = open_table(source.location, storage_options=source.storage_options)
-    snapshot = _Snapshot(
-        table,
-        add_actions(table),
-        _physical_names(table.schema().to_json()),
-        list(table.metadata().partition_columns),
-    )
+    table, log = opened or open_snapshot(source.location, source.storage_options, source.version)
+    if log is not None and source.version is not None and log.version != source.version:
+        return f"the log reader reads the newest version ({log.version}), the run reads version {source.version}"
+    found_id = str(log.metadata.get("id")) if log is not None else str(table.metadata().id)
+    if source.table_id is not None and found_id != source.table_id:
+        return f"the Delta log at {source.location} is not the table the session reads (another table id)"
+    if log is not None:  # delta-rs cannot scan this table: the log read directly answers
+        snapshot = _Snapshot(table, log.add_actions(), _physical_names(log.schema_json), log.partition_columns)
+        snapshot.log, snapshot.version = log, log.version
+    else:
+        snapshot = _Snapshot(
+            table,
+            add_actions(table),
+            _physical_names(table.schema().to_json()),
+            list(table.metadata().partition_columns),
+        )
+        snapshot.version = table.version()
     if run_filter:
         problem = _prune(spark, snapshot, schema, run_filter)
         if problem:
             return problem
-    if "deletionVectors" in (table.protocol().reader_features or []):
+    if log is not None:
+        snapshot.deleted = [log.files[i].deleted for i in snapshot.log_files]
+    elif "deletionVectors" in (table.protocol().reader_features or []):
         deleted = _deleted_rows(table)
         names = [posixpath.basename(unquote(p)) for p in snapshot.values("path")]
         snapshot.deleted = [deleted.get(name, 0) for name in names]
@@ -292,6 +382,8 @@ def _nulls(snapshot: _Snapshot, column: str, live: list[int] | None) -> int | No
         if live is None:
             return None
         return sum(n for n, value in zip(live, snapshot.stat("partition", column)) if value is None)
+    if snapshot.log is not None:
+        return _log_nulls(snapshot, snapshot.log, column)
     total = 0
     unknown: list[int] = []  # files whose statistics cannot say
     maybe: list[int] = []  # files that may hold a NULL (what a delta-rs count reads)
@@ -311,6 +403,32 @@ def _nulls(snapshot: _Snapshot, column: str, live: list[int] | None) -> int | No
         return None
     counted = snapshot.query("count(*)", f"{_ident(column)} IS NULL")
     return None if counted is None else int(counted)
+
+
+def _log_nulls(snapshot: _Snapshot, log: LogSnapshot, column: str) -> int | None:
+    """:func:`_nulls` of a table read directly: statistics, and the column of the files they cannot say for."""
+    total = 0
+    unknown: list[int] = []
+    counts = snapshot.stat("null_count", column)
+    for index, (records, nulls, deleted) in enumerate(zip(snapshot.records, counts, snapshot.deleted)):
+        if nulls is None or records is None or (deleted and nulls not in (0, records)):
+            unknown.append(index)
+        else:
+            total += records - deleted if nulls == records else nulls
+    if not snapshot.readable(unknown, f"NULLs of {column}"):
+        return None
+    snapshot.residual_reads += bool(unknown)
+    return total + sum(count_nulls(log, snapshot.log_files[index], column) for index in unknown)
+
+
+def _log_extreme(snapshot: _Snapshot, log: LogSnapshot, column: str, kind: str) -> Any:
+    """The exact extreme of a data column of a table read directly (timestamps as epoch micros); None: scan it."""
+    plan = plan_extreme(log, column, kind, snapshot.log_files)
+    position = {file: index for index, file in enumerate(snapshot.log_files)}
+    if not snapshot.readable([position[file] for file in plan.reads], f"{kind} of {column}"):
+        return None
+    snapshot.residual_reads += bool(plan.reads)
+    return finish_extreme(log, plan)
 
 
 def _extreme(snapshot: _Snapshot, column: str, kind: str, live: list[int] | None) -> tuple[Any, list[int]]:
@@ -338,6 +456,47 @@ def _extreme(snapshot: _Snapshot, column: str, kind: str, live: list[int] | None
     return best, residual
 
 
+def _float_extreme(snapshot: _Snapshot, column: str, kind: str, live: list[int] | None) -> tuple[Any, list[int]]:
+    """As :func:`_extreme` for a float column of a Spark-written table: NaN (the largest) is a value.
+
+    ``max`` is NaN as soon as one file's ``maxValues`` is; a file whose ``minValues`` is NaN holds
+    only NaN (and NULLs), the ``min`` then NaN only if no other file holds a number.
+    """
+    values, highs = snapshot.stat(kind, column), snapshot.stat("max", column)
+    nulls = snapshot.stat("null_count", column)
+    best: Any = None
+    residual: list[int] = []
+    only_nan = False
+    for index, value in enumerate(values):
+        if live is not None and live[index] == 0:
+            continue
+        records = snapshot.records[index]
+        if snapshot.deleted[index] or records is None:
+            residual.append(index)
+            continue
+        if value is None or (kind == "min" and highs[index] is None):
+            if nulls[index] != records:
+                residual.append(index)  # no statistics for this column in this file
+            continue
+        if not isinstance(value, float):
+            residual.append(index)
+            continue
+        if math.isnan(value):
+            if kind == "max":
+                return value, []  # a NaN in scope: the maximum
+            only_nan = True
+            continue
+        if best is None or (value > best if kind == "max" else value < best):
+            best = value
+    if best is None and only_nan and not residual:
+        return math.nan, []
+    return best, residual
+
+
+def _unscannable(log: LogSnapshot) -> str:
+    return ", ".join(f for f in log.reader_features if f not in DELTA_RS_SCANS) or "its log"
+
+
 def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -348,6 +507,9 @@ def _literal(value: Any, data_type: T.DataType) -> str | None:
         return f"CAST('{value}' AS DECIMAL({data_type.precision}, {data_type.scale}))"
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    if isinstance(value, float) and not math.isnan(value):
+        kind = "DOUBLE" if isinstance(data_type, T.DoubleType) else "FLOAT"
+        return f"CAST('{value!r}' AS {kind})"  # 'inf' and '-inf' too
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return f"DATE '{value.isoformat()}'"
     return None
@@ -423,6 +585,8 @@ def _answer_one(
         return None
     data_type = field.dataType
     timestamp = isinstance(data_type, _TIMESTAMP_TYPES)
+    if isinstance(metric, (MinMetric, MaxMetric)) and isinstance(data_type, _FLOAT_TYPES):
+        return _float_answer(snapshot, metric, field, live, ctx)
     if isinstance(metric, (MinMetric, MaxMetric, FreshnessMetric)):
         if not isinstance(data_type, _EXACT_EXTREME_TYPES + _TIMESTAMP_TYPES):
             return None
@@ -430,9 +594,15 @@ def _answer_one(
             kind = "max" if metric.check.params.get("aggregation", "max") == "max" else "min"
         else:
             kind = metric.check.type
-        value, residual = _extreme(snapshot, field.name, kind, live)
         micros: int | None = None
-        if residual or (timestamp and field.name not in snapshot.partitions):
+        residual: list[int] = []
+        if snapshot.log is not None and field.name not in snapshot.partitions:
+            value = _log_extreme(snapshot, snapshot.log, field.name, kind)
+            if timestamp:
+                micros = value
+        else:
+            value, residual = _extreme(snapshot, field.name, kind, live)
+        if snapshot.log is None and (residual or (timestamp and field.name not in snapshot.partitions)):
             # Statistics for part of the files (or millisecond ones): a narrow read completes them.
             if value is None and not residual:
                 return None  # no value at all: the scan reports it
@@ -446,16 +616,36 @@ def _answer_one(
         if isinstance(metric, FreshnessMetric):
             return metric.measure([micros, 1, 1], [], ctx)
         number = value if micros is None else micros / 1_000_000
-        scan: list[Any] = [number, 1]
-        side = "lower" if kind == "min" else "upper"
-        if _limit(metric.check, side) is not None:  # the metric has a per-row predicate (Metric.beyond_limit)
-            if _breaks(metric.check, side, number):
-                return None  # it fails: the scan counts the violating rows
-            scan.append(0)
-        return metric.measure(scan, [], ctx)
+        return _measure_extreme(metric, kind, number, ctx)
     if isinstance(metric, CompletenessMetric):
         return _completeness(snapshot, metric, live, ctx)
     return None
+
+
+def _measure_extreme(metric: Metric, kind: str, number: Any, ctx: MeasureContext) -> Measurement | None:
+    """A ``min``/``max`` measured with the extreme the scan would have found; None: scan it (it fails)."""
+    scan: list[Any] = [number, 1]
+    side = "lower" if kind == "min" else "upper"
+    if _limit(metric.check, side) is not None:  # the metric has a per-row predicate (Metric.beyond_limit)
+        if _breaks(metric.check, side, number):
+            return None  # it fails: the scan counts the violating rows
+        scan.append(0)
+    return metric.measure(scan, [], ctx)
+
+
+def _float_answer(
+    snapshot: _Snapshot, metric: Metric, field: T.StructField, live: list[int] | None, ctx: MeasureContext
+) -> Measurement | None:
+    """``min``/``max`` of a float column (see the module doc); None: scan it."""
+    if field.name in snapshot.partitions or not snapshot.nan_in_statistics():
+        return None
+    kind = metric.check.type
+    value, residual = _float_extreme(snapshot, field.name, kind, live)
+    if residual and not (kind == "min" and value == -math.inf):  # nothing is below -inf (NaN is above)
+        value = _read_extreme(snapshot, field, kind, value, residual)
+    if value is None or math.isnan(value):
+        return None  # no value at all, no read allowed, or NaN: the scan reports it
+    return _measure_extreme(metric, kind, float(value), ctx)
 
 
 def _completeness(
@@ -482,7 +672,8 @@ def _completeness(
     return metric.measure([sorted(periods)], [], ctx)
 
 
-_ANSWERABLE = (NumRowsMetric, MissingMetric, CountMetric, MinMetric, MaxMetric, FreshnessMetric, CompletenessMetric)
+#: The metrics the log may answer.
+ANSWERABLE = (NumRowsMetric, MissingMetric, CountMetric, MinMetric, MaxMetric, FreshnessMetric, CompletenessMetric)
 
 
 def answer(
@@ -493,9 +684,12 @@ def answer(
     candidates: Sequence[tuple[Check, Metric, bool]],
     reference_time: dt.datetime,
     progress: Callable[[str], None] | None = None,
+    *,
+    opened: tuple[Any, LogSnapshot | None] | None = None,
 ) -> Outcome:
     """Measure from the log what it answers exactly; ``candidates`` are (check, metric, runnable) in plan order.
 
+    ``opened``: the table as :func:`open_snapshot` opened it for ``source`` (then not opened again).
     Never raises: a log that cannot be read (or any surprise) means every check is scanned.
     """
     outcome = Outcome()
@@ -504,11 +698,11 @@ def answer(
     wanted = [
         (index, metric)
         for index, (check, metric, runnable) in enumerate(candidates)
-        if runnable and not check.filter and isinstance(metric, _ANSWERABLE)
+        if runnable and not check.filter and isinstance(metric, ANSWERABLE)
     ]
     began = time.perf_counter()
     try:
-        snapshot = _load(spark, source, schema, run_filter)
+        snapshot = _load(spark, source, schema, run_filter, opened)
         if isinstance(snapshot, str):
             outcome.detail = snapshot
             return outcome
@@ -525,7 +719,8 @@ def answer(
                 outcome.answers[index] = measured
         outcome.detail = (
             f"{len(outcome.answers)} of {len(candidates)} checks answered from the Delta log "
-            f"({snapshot.count} files in scope, v{snapshot.table.version()}"
+            f"({snapshot.count} files in scope, v{snapshot.version}"
+            + (f"; read directly: delta-rs cannot scan {_unscannable(snapshot.log)}" if snapshot.log else "")
             + (f"; {snapshot.residual_reads} narrow delta-rs reads" if snapshot.residual_reads else "")
             + ")"
         )

@@ -22,6 +22,12 @@ from the ``spark_default`` connection, track a YARN / Kubernetes driver and kill
 * a kill that takes the whole local process group (the spark-submit JVM, the Python driver it
   spawned and its Python workers) with Airflow's ``reap_process_group``, so nothing survives
   ``on_kill`` in local or client mode,
+* the orphan of a worker that died without ``on_kill`` (SIGKILL, OOM): in local and client mode each
+  submission records its spark-submit's pid, process group, start time and host under the run id
+  (``submits/<digest>.json`` beside the bundle); a retry of the same run id on the same host finds a
+  still-running orphan there and stops its process group before submitting again (one warning line).
+  An orphan on another host cannot be reached: the writes' fencing refuses its late commits
+  (store/fencing.py),
 * Spark **standalone cluster deploy mode** for our Python job, which spark-submit refuses for
   ``.py`` applications: with ``deploy-mode: cluster`` on a ``spark://`` connection the hook hands
   the run, transparently, to :class:`~airflow_dq_contracts.hooks.standalone.StandaloneDriverRoute`
@@ -51,6 +57,7 @@ from typing import Any
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
 from airflow_dq_contracts.hooks.errors import ContractJobError
+from airflow_dq_contracts.hooks.orphans import JobProcessRecord
 from airflow_dq_contracts.hooks.spark_submit_adapter import KILL_GRACE_SECONDS, SparkSubmitAdapter
 from airflow_dq_contracts.hooks.standalone import (
     MASTER_UNREACHABLE_TIMEOUT,
@@ -63,7 +70,7 @@ from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, parse_m
 from airflow_dq_contracts.runtime import jars as jar_resolution
 from airflow_dq_contracts.runtime import jvm_archive, spark_config
 from airflow_dq_contracts.storage.connections import StorageCredentials
-from airflow_dq_contracts.version_compat import CONNECTION_NOT_FOUND, AirflowException
+from airflow_dq_contracts.version_compat import CONNECTION_NOT_FOUND, AirflowException, Connection
 
 #: What a process that opened a Spark Connect session (PySpark sets ``SPARK_CONNECT_MODE_ENABLED`` in its
 #: own environment) or ran a PySpark driver leaves behind. PySpark tests these for presence, so a
@@ -180,6 +187,8 @@ class ContractSubmitHook(SparkSubmitHook):
                 package_list.append(spark_config.delta_package())
         job_args = list(application_args or [])
         py_file_list = [str(self.bundle.zip_path)] + _as_list(py_files)
+        # Decided before the parent resolves the connection (see _resolve_connection).
+        self._embedded_default = conn_id == DEFAULT_CONN_ID and not self._connection_defined(conn_id)
         super().__init__(
             conf=dict(user_conf),
             conn_id=conn_id,
@@ -195,9 +204,7 @@ class ContractSubmitHook(SparkSubmitHook):
         )
         self.adapter = SparkSubmitAdapter(self)  # checks the installed provider first
         self.conn_id = conn_id
-        if conn_id == DEFAULT_CONN_ID and not self._connection_defined(conn_id):
-            # The provider falls back to YARN for a missing connection; ours is the embedded default.
-            self.adapter.use_master(EMBEDDED_MASTER)
+        if self._embedded_default:
             self.log.warning(
                 "Connection %r is not defined: running on the embedded default, Spark %s on this worker "
                 '(define %s to run elsewhere, e.g. AIRFLOW_CONN_SPARK_DEFAULT=\'{"conn_type": "spark", '
@@ -258,6 +265,23 @@ class ContractSubmitHook(SparkSubmitHook):
                     self.bundle.zip_path.parent,
                     CACHE_ENV,
                 )
+
+    def _resolve_connection(self) -> dict[str, Any]:
+        """The parent's resolution; for a missing ``spark_default``, the embedded master's.
+
+        The provider answers a connection it cannot load with YARN and logs "defaulting to yarn"; this
+        run's master is decided otherwise, so the parent resolves the connection that names the embedded
+        master (as ``AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type": "spark", "host": "local[*]"}'`` would) and
+        no line says yarn before the one saying ``local[*]``.
+        """
+        if not getattr(self, "_embedded_default", False):
+            return super()._resolve_connection()
+        embedded = Connection(conn_id=DEFAULT_CONN_ID, conn_type="spark", host=EMBEDDED_MASTER)
+        vars(self)["get_connection"] = lambda conn_id: embedded  # the instance's, for this one call
+        try:
+            return super()._resolve_connection()
+        finally:
+            del vars(self)["get_connection"]
 
     def _connection_defined(self, conn_id: str) -> bool:
         try:
@@ -380,7 +404,40 @@ class ContractSubmitHook(SparkSubmitHook):
         return True
 
     def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:  # noqa: D401 - parent's hook point
+        # Called by submit() right after spark-submit started: recorded before its first line is read.
+        self.remember_submit()
         super()._process_spark_submit_log(self._watch(itr))
+
+    # ------------------------------------------------------------------ the spark-submit of a run, across attempts
+
+    def submit_record(self) -> JobProcessRecord | None:
+        """Where this run's local spark-submit is recorded (hooks/orphans.py): None without a run id, or in
+        cluster deploy mode (the driver is elsewhere: standalone's route follows it through the master)."""
+        if not self.run_key or self.deploy_mode == "cluster":
+            return None
+        return JobProcessRecord(self.bundle.zip_path.parent / "submits", self.run_key, self.log)
+
+    def remember_submit(self) -> None:
+        """Record the running spark-submit (the leader of its process group) under the run id."""
+        record, process = self.submit_record(), self.adapter.submit_process
+        if record is not None and process is not None:
+            record.remember(process.pid)
+
+    def forget_submit(self) -> None:
+        """Drop this attempt's record (its spark-submit ended)."""
+        record, process = self.submit_record(), self.adapter.submit_process
+        if record is not None and process is not None:
+            record.forget(process.pid)
+
+    def reclaim_orphan(self) -> None:
+        """Stop the spark-submit an earlier attempt of this run left running on this host, before submitting.
+
+        The worker of that attempt died without ``on_kill`` (SIGKILL, OOM), so its spark-submit (its own
+        session: the JVM, the Python driver, its workers) may still be evaluating and writing.
+        """
+        record = self.submit_record()
+        if record is not None:
+            record.reclaim(KILL_GRACE_SECONDS)
 
     def _start_driver_status_tracking(self) -> None:  # noqa: D401 - parent's hook point
         # Providers before 6 follow a standalone driver from inside submit(): the route's way, then.
@@ -417,8 +474,12 @@ class ContractSubmitHook(SparkSubmitHook):
         :raises AirflowException: spark-submit failed (``SparkSubmitHook.submit``).
         """
         self._refuse_if_killed()
-        with without_connect_leftovers():
-            self.submit(application=application, **self._popen_kwargs())
+        self.reclaim_orphan()
+        try:
+            with without_connect_leftovers():
+                self.submit(application=application, **self._popen_kwargs())
+        finally:
+            self.forget_submit()
 
     def submit_job(self) -> dict[str, Any] | None:
         """Run the job; return its completion payload (None when the job could not report one).

@@ -23,6 +23,10 @@ this hook instead of ``spark-submit`` (the transport registered for that type in
 * **Kill**: ``on_kill`` (and an ``execution_timeout``, which calls it) sends SIGTERM to the job; it
   interrupts its operations on the server (``spark.interruptTag`` of the run's tag) and exits; what is
   left after ``kill_grace`` seconds is killed with its process group.
+* **A worker lost** (SIGKILL: no ``on_kill``): the job process is recorded under the run id
+  (:mod:`~airflow_dq_contracts.hooks.orphans`, ``connect/`` in the job folder); a retry on the same host
+  stops a still-running one the same way first — its SIGTERM interrupts the earlier attempt's operations
+  on the server. Elsewhere, the writes' fencing refuses its late commits (store/fencing.py).
 
 Example::
 
@@ -46,6 +50,8 @@ from urllib.parse import quote
 
 from airflow_dq_contracts.hooks.contract_submit import CONNECT_LEFTOVER_ENV
 from airflow_dq_contracts.hooks.errors import ContractJobError
+from airflow_dq_contracts.hooks.orphans import JobProcessRecord
+from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.jobs.markers import DONE_MARKER, ERROR_MARKER, parse_marker
 from airflow_dq_contracts.version_compat import AirflowException, BaseHook, mask_secret, reap_process_group
 
@@ -279,6 +285,10 @@ class ContractConnectHook(BaseHook):
             self.conn_id,
             target.connect_timeout,
         )
+        record = None
+        if self.run_id:  # a retry first stops the job an earlier attempt left running here (hooks/orphans.py)
+            record = JobProcessRecord(cache_dir() / "connect", self.run_id, self.log, "the Spark Connect job")
+            record.reclaim(self.kill_grace)
         with self._lock:
             if self._killed:
                 raise ContractJobError("the task was stopped (on_kill) before the job started", kind="submit_failed")
@@ -292,6 +302,17 @@ class ContractConnectHook(BaseHook):
                 env=self.environment(target),
                 start_new_session=True,  # on_kill signals the job and anything it started
             )
+        if record is not None:
+            record.remember(self.process.pid)
+        try:
+            return self._follow()
+        finally:
+            if record is not None:
+                record.forget(self.process.pid)
+
+    def _follow(self) -> dict[str, Any] | None:
+        """Read the running job's output to its end: its DONE payload, or :class:`ContractJobError`."""
+        assert self.process is not None
         tail: list[str] = []
         assert self.process.stdout is not None
         for raw in self.process.stdout:

@@ -122,13 +122,6 @@ class SparkSubmitAdapter:
                 raise _unsupported(f"attribute _{name} this hook may set")
             setattr(self._hook, ATTRIBUTES[name], value)
 
-    def use_master(self, master: str) -> None:
-        """Run on ``master`` instead of what the parent resolved (its default for a missing connection)."""
-        connection = self._get("connection")
-        if not isinstance(connection, dict) or "master" not in connection:
-            raise _unsupported("a resolved connection with a master")
-        connection["master"] = master
-
     # ------------------------------------------------------------------ reads
 
     def _get(self, name: str) -> Any:

@@ -9,13 +9,17 @@ Export (:func:`export_odcs`, also what ``suggest --format odcs`` calls) writes a
 document with exactly the contract's meaning: columns as properties (``required``, ``unique``,
 ``primaryKey``), checks with an exact ODCS library metric as ``type: library`` (``rowCount``,
 ``nullValues``, ``duplicateValues``), every other check of ours under ``type: custom`` with
-``engine: airflow-dq-contracts`` carrying it unchanged, the freshness SLA as ``latency``. What
-ODCS cannot carry (references, learned baselines, non-default enforcement) is refused, located.
+``engine: airflow-dq-contracts`` carrying it unchanged, the freshness SLA as ``latency``, a path
+dataset as the document's server. What the standard has no field for (no version, reader options, a
+non-default enforcement, our own metadata; ``native: true`` for a contract not compiled from ODCS)
+goes in the object's ``customProperties`` under ``airflow-dq-contracts``, which the import reads
+back: import → export → import and export → import → export are identities (docs/interop.md). What
+ODCS cannot carry (references, learned baselines) is refused, located.
 
 Example::
 
     >>> from airflow_dq_contracts.contract import load_contract
-    >>> c = load_contract({"name": "orders", "dataset": {"table": "shop.orders"},
+    >>> c = load_contract({"name": "orders", "version": "1.0.0", "dataset": {"table": "shop.orders"},
     ...                    "checks": [{"name": "rows", "type": "num_rows", "min": 1}]})
     >>> print(export_odcs(c).split("schema:")[1], end="")
     <BLANKLINE>
@@ -28,12 +32,17 @@ Example::
         metric: rowCount
         mustBeGreaterOrEqualTo: 1
         severity: P1
+      customProperties:
+      - property: airflow-dq-contracts
+        value:
+          native: true
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -41,9 +50,11 @@ import yaml
 
 from airflow_dq_contracts.contract import loader
 from airflow_dq_contracts.contract.checks import implicit_validator
+from airflow_dq_contracts.contract.column_paths import ELEMENTS, KEY, Step, format_path, try_parse
 from airflow_dq_contracts.contract.errors import ContractValidationError, ValidationIssue
-from airflow_dq_contracts.contract.model import Check, Column, Contract, Enforcement
-from airflow_dq_contracts.contract.odcs import CompiledObject, compile_odcs, is_odcs
+from airflow_dq_contracts.contract.model import Check, Column, ColumnType, Contract, Dataset, Enforcement
+from airflow_dq_contracts.contract.odcs import CompiledObject, compile_odcs, is_odcs, refused
+from airflow_dq_contracts.contract.odcs.location import CARRIER
 from airflow_dq_contracts.contract.odcs.quality import ENGINE
 from airflow_dq_contracts.contract.validators import DEFAULT_TOLERANCE
 
@@ -90,7 +101,7 @@ def import_odcs(path: str | os.PathLike[str], *, object_name: str | None = None,
         )
     compilation = compile_odcs(src.data, src.smap)
     if compilation.issues and not partial:
-        raise ContractValidationError(compilation.issues)
+        raise refused(compilation)
     objects = [compilation.select(object_name)] if object_name or len(compilation.objects) == 1 else compilation.objects
     if not objects:
         compilation.select(None)  # raises: no object
@@ -156,8 +167,6 @@ def export_odcs(contract: Contract) -> str:
 
     if contract.references:
         refuse("references", None, "references (other datasets) have no ODCS form that runs them")
-    if contract.enforcement != Enforcement():
-        refuse("enforcement", None, "non-default enforcement has no ODCS form")
     found = contract.metadata.get("odcs")
     odcs_meta: dict[str, Any] = found if isinstance(found, dict) else {}
     doc: dict[str, Any] = {
@@ -168,6 +177,9 @@ def export_odcs(contract: Contract) -> str:
         "version": contract.version or "0.0.0",
         "status": str(odcs_meta.get("status") or "active"),
     }
+    for key in ("dataProduct", "tenant"):
+        if odcs_meta.get(key) is not None:
+            doc[key] = odcs_meta[key]
     if contract.domain:
         doc["domain"] = contract.domain
     if contract.description:
@@ -178,7 +190,9 @@ def export_odcs(contract: Contract) -> str:
     if contract.dataset.name:
         obj["physicalName"] = contract.dataset.name
         obj["physicalType"] = "table"
-    properties = [_property(column, refuse) for column in contract.columns]
+    if odcs_meta.get("deprecated") is True:
+        obj["deprecated"] = True  # ODCS v3.2
+    properties = nested_properties(contract.columns, lambda column: _property(column, refuse), refuse)
     if properties:
         obj["properties"] = properties
     keys = [c for c in contract.checks if _composite_key(c, contract)]
@@ -191,19 +205,105 @@ def export_odcs(contract: Contract) -> str:
                 prop["primaryKey"] = True
                 prop["primaryKeyPosition"] = list(check.params["columns"]).index(prop["name"]) + 1
     quality = [_rule(check, refuse) for check in contract.checks if check not in keys]
+    quality += _text_rules(odcs_meta)
     if any(quality):
         obj["quality"] = [rule for rule in quality if rule]
+    _location(contract, doc, obj)
     doc["schema"] = [obj]
     if contract.owner:
         doc["team"] = {"name": contract.owner}
+    sla_entries = [dict(entry) for entry in odcs_meta.get("sla") or [] if isinstance(entry, dict)]
     if contract.sla.freshness_hours is not None:
         entry: dict[str, Any] = {"property": "latency", "value": contract.sla.freshness_hours, "unit": "h"}
         if contract.sla.timestamp_column:
             entry["element"] = f"{obj['name']}.{contract.sla.timestamp_column}"
-        doc["slaProperties"] = [entry]
+        sla_entries.insert(0, entry)
+    if sla_entries:
+        doc["slaProperties"] = sla_entries
+    if _uses_v3_2(obj):
+        doc["apiVersion"] = "v3.2.0"
     if refused:
         raise ContractValidationError(refused)
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _location(contract: Contract, doc: dict[str, Any], obj: dict[str, Any]) -> None:
+    """A path dataset as the document's one server (``path``/``location`` + ``format``); what the standard
+    cannot say — no version, no dataset, reader options, our own metadata — in the object's carrier
+    (``contract/odcs/location.py``)."""
+    dataset = contract.dataset
+    carrier: dict[str, Any] = {}
+    if contract.version is None:
+        carrier["unversioned"] = True
+    if dataset.path and not dataset.table:
+        server = _server(dataset.path)
+        server["format"] = dataset.format
+        doc["servers"] = [{"server": obj["name"], **server}]
+    if not dataset.name or dataset.options or dataset.null_values or (dataset.table and dataset.path):
+        carrier["dataset"] = _dataset_document(dataset) if dataset.name else None
+    metadata = {key: value for key, value in contract.metadata.items() if key != "odcs"}
+    if metadata:
+        carrier["metadata"] = metadata
+    if contract.enforcement != Enforcement():
+        carrier["enforcement"] = _enforcement_document(contract.enforcement)
+    if "odcs" not in contract.metadata:
+        carrier["native"] = True  # not compiled from ODCS: the import adds no metadata.odcs
+    if carrier:
+        obj["customProperties"] = [{"property": CARRIER, "value": carrier}]
+
+
+def _enforcement_document(enforcement: Enforcement) -> dict[str, Any]:
+    """The contract's ``enforcement:`` mapping (what its YAML says), for the carrier."""
+
+    def switch(on: bool, severity: str) -> Any:
+        return {"severity": severity} if on else "off"
+
+    return {
+        "schema": {"mode": enforcement.schema_mode, "severity": enforcement.schema_severity},
+        "constraints": switch(enforcement.constraints, enforcement.constraints_severity),
+        "sla": switch(enforcement.sla, enforcement.sla_severity),
+        "statistics": "on" if enforcement.statistics else "off",
+    }
+
+
+def _server(path: str) -> dict[str, Any]:
+    """An ODCS server entry for a path: its ``type`` from the scheme (``local`` without one)."""
+    scheme = path.split("://", 1)[0].lower() if "://" in path else ""
+    kinds = {"s3": "s3", "s3a": "s3", "s3n": "s3", "abfss": "azure", "abfs": "azure", "az": "azure", "wasbs": "azure"}
+    if not scheme or scheme == "file":
+        return {"type": "local", "path": path}
+    return {"type": kinds.get(scheme, "custom"), "location": path}
+
+
+def _dataset_document(dataset: Dataset) -> dict[str, Any]:
+    """The contract's ``dataset:`` mapping (what its YAML says)."""
+    out: dict[str, Any] = {}
+    if dataset.table:
+        out["table"] = dataset.table
+    if dataset.path:
+        out["path"] = dataset.path
+    if dataset.format != Dataset().format:
+        out["format"] = dataset.format
+    if dataset.options:
+        out["options"] = dict(dataset.options)
+    if dataset.null_values:
+        out["null_values"] = list(dataset.null_values)
+    return out
+
+
+def _text_rules(odcs_meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``type: text`` rules the import kept as documentation, back as text rules."""
+    rules = []
+    for entry in odcs_meta.get("text_rules") or []:
+        if isinstance(entry, dict):
+            rules.append({"type": "text", "description": str(entry.get("text", ""))})
+    return rules
+
+
+def _uses_v3_2(obj: dict[str, Any]) -> bool:
+    """Whether the object says something only ODCS v3.2 has (``enum``, ``deprecated``)."""
+    props = obj.get("properties") or []
+    return bool(obj.get("deprecated")) or any("enum" in p or p.get("deprecated") for p in props)
 
 
 def _composite_key(check: Check, contract: Contract) -> bool:
@@ -214,17 +314,72 @@ def _composite_key(check: Check, contract: Contract) -> bool:
     return all(c is not None and not c.nullable for c in columns) and check.validator.kind == "max"
 
 
+def nested_properties(
+    columns: Sequence[Column], build: Callable[[Column], dict[str, Any]], refuse: Any
+) -> list[dict[str, Any]]:
+    """The ODCS properties of ``columns``, nested columns (``address.city``, ``items[].sku``, ``tags[]``) placed
+    under their parent's ``properties`` / ``items`` — the inverse of the importer's nested properties.
+
+    A parent the contract does not declare is written as a bare ``object`` (``array`` for ``[]``)
+    property; a map value by key (``attrs[color]``) has no ODCS form and is refused.
+
+    >>> from airflow_dq_contracts.contract import load_contract
+    >>> c = load_contract({"name": "t", "columns": [{"name": "address.city", "nullable": False}]})
+    >>> nested_properties(c.columns, lambda col: {"name": col.name, "required": not col.nullable}, None)
+    [{'name': 'address', 'logicalType': 'object', 'properties': [{'name': 'city', 'required': True}]}]
+    """
+    top: list[dict[str, Any]] = []
+    by_path: dict[str, dict[str, Any]] = {}
+
+    def holder(steps: tuple[Step, ...]) -> dict[str, Any]:
+        text = format_path(steps)
+        if text in by_path:
+            return by_path[text]
+        if steps[-1].kind == ELEMENTS:
+            array = holder(steps[:-1])
+            array.setdefault("logicalType", "array")
+            made = array.setdefault("items", {"logicalType": "object"})
+        else:
+            made = {"name": steps[-1].name, "logicalType": "object"}
+            (holder(steps[:-1]).setdefault("properties", []) if len(steps) > 1 else top).append(made)
+        by_path[text] = made
+        return made
+
+    for column in columns:
+        prop = build(column)
+        steps = try_parse(column.name)
+        if steps is None or (len(steps) == 1 and format_path(steps) not in by_path):
+            prop["name"] = steps[0].name if steps else column.name
+            top.append(prop)
+            by_path[format_path(steps) if steps else column.name] = prop
+            continue
+        if any(step.kind == KEY for step in steps):
+            refuse(f"columns[{column.name}]", None, "a map value by key has no ODCS form")
+            continue
+        place = holder(steps)  # the bare parent made for a child declared earlier, or a new property
+        nested = {k: v for k, v in place.items() if k in ("properties", "items")}
+        if steps[-1].kind == ELEMENTS:
+            prop.pop("name", None)
+        else:
+            prop["name"] = steps[-1].name
+        place.clear()
+        place.update({**prop, **nested})
+    return top
+
+
 def _property(column: Column, refuse: Any) -> dict[str, Any]:
     prop: dict[str, Any] = {"name": column.name}
     if column.type is not None:
-        prop["physicalType"] = column.type.describe()
+        prop["physicalType"] = _physical_type(column.type)
         if column.type.kind in LOGICAL:
             prop["logicalType"] = LOGICAL[column.type.kind]
     if not column.nullable:
         prop["required"] = True
     ids = {c.check_id.split("/", 1)[1]: c for c in column.constraints}
-    if "unique" in ids and "not_null" in ids:
+    if "unique" in ids and _declared_by(ids["unique"]) == "primary_key":
         prop["primaryKey"] = True  # what ``primary_key: true`` compiles to: not null and unique
+    elif "unique" in ids and "not_null" in ids and _declared_by(ids["unique"]) is None:
+        prop["primaryKey"] = True
     elif "unique" in ids:
         prop["unique"] = True
     if column.description:
@@ -236,11 +391,44 @@ def _property(column: Column, refuse: Any) -> dict[str, Any]:
     if column.deprecated_by or column.sunset or column.renamed_from:
         refuse(f"columns[{column.name}]", None, "deprecated_by, sunset and renamed_from have no ODCS form")
     rules = [_rule(c, refuse) for c in column.checks]
-    # Constraints beyond not-null/unique travel as our own checks under their fixed names.
-    rules += [_rule(c, refuse, name=key) for key, c in ids.items() if key not in ("not_null", "unique")]
+    native = _native_constraints(column, prop)
+    # Other constraints travel as our own checks under their fixed names.
+    rules += [_rule(c, refuse, name=key) for key, c in ids.items() if key not in ("not_null", "unique", *native)]
     if any(rules):
         prop["quality"] = [rule for rule in rules if rule]
     return prop
+
+
+def _declared_by(constraint: Check) -> str | None:
+    """The column key a constraint was compiled from (``primary_key``, ``unique``…), from its description."""
+    text = constraint.description or ""
+    prefix = "constraint from the column's '"
+    return text[len(prefix) : -1] if text.startswith(prefix) and text.endswith("'") else None
+
+
+def _physical_type(kind: ColumnType) -> str:
+    """The type as the contract writes it; a list or map without element types is just its kind."""
+    if kind.kind in ("list", "map") and kind.value_type is None and kind.key_type is None:
+        return kind.kind
+    return kind.describe()
+
+
+def _native_constraints(column: Column, prop: dict[str, Any]) -> tuple[str, ...]:
+    """The column's ``pattern`` / ``format`` / ``allowed_values`` constraints in ODCS's own spelling
+    (``logicalTypeOptions.pattern`` / ``.format``, v3.2 ``enum``); the constraint names so written."""
+    written: list[str] = []
+    for constraint in column.constraints:
+        key = constraint.check_id.split("/", 1)[1]
+        if key == "pattern" and constraint.params.get("pattern") and not constraint.params.get("flags"):
+            prop.setdefault("logicalTypeOptions", {})["pattern"] = constraint.params["pattern"]
+        elif key == "pattern" and constraint.params.get("format"):
+            prop.setdefault("logicalTypeOptions", {})["format"] = constraint.params["format"]
+        elif key == "allowed_values" and constraint.params.get("case_sensitive", True):
+            prop["enum"] = list(constraint.params["values"])
+        else:
+            continue
+        written.append(key)
+    return tuple(written)
 
 
 def check_document(check: Check) -> dict[str, Any]:

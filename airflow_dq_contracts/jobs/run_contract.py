@@ -236,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
         from airflow_dq_contracts.engine.connect_session import ConnectUnreachable, job_session, run_scope
         from airflow_dq_contracts.engine.runner import run_contract
         from airflow_dq_contracts.engine.session import startup_line
+        from airflow_dq_contracts.store.sinks import run_locations
         from airflow_dq_contracts.store.spark_remote import SessionCapabilities, catalog_locations
 
         # Inside spark-submit the master, jars and conf come from the command line; local tuning
@@ -254,7 +255,9 @@ def run(args: argparse.Namespace) -> int:
             result = run_contract(spark, contract, spec, progress=_progress, capabilities=capabilities)
             # Where the catalog put the named tables: the Airflow side reads them there (store/catalog_names.py).
             locations = catalog_locations(
-                spark, [spec.table, spec.results_table, spec.quarantine_table, spec.valid_table]
+                spark,
+                [spec.table, spec.results_table, spec.quarantine_table, spec.valid_table],
+                known=run_locations(spark, result.run_id, capabilities),  # the writes' lookups, not asked again
             )
         summary = result.summary()
         if spec.summary_out:
@@ -279,6 +282,7 @@ def done_payload(summary: dict[str, Any], result: ContractResult) -> dict[str, A
         "valid": summary.get("valid"),
         "results_table": summary.get("results_table"),
         "results_version": result.results_version,
+        "read": result.source_read,
         "started_at": summary["started_at"],
         "finished_at": summary["finished_at"],
     }

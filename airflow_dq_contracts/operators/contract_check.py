@@ -59,13 +59,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow_dq_contracts.contract import Contract
+from airflow_dq_contracts.contract.counts import count_checks
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.operators.assets import ContractAssetsMixin, search_folders
 from airflow_dq_contracts.operators.contract_job import ContractJobMixin, collect_summary
 from airflow_dq_contracts.operators.contract_source import ContractSourceMixin, contract_argument
 from airflow_dq_contracts.operators.contract_suite import RunOutcome, run_suite_task
 from airflow_dq_contracts.operators.openlineage import LineageMixin
-from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY, ContractReportLink
+from airflow_dq_contracts.operators.report_link import (
+    ContractReportLink,
+    publish_report_url,
+    start_report_link,
+    ui_run_url,
+)
 from airflow_dq_contracts.results import DECISION_GATE
 from airflow_dq_contracts.runs import (
     ReadBackError,
@@ -114,6 +120,8 @@ class ContractCheckOperator(ContractSourceMixin, ContractJobMixin, LineageMixin,
     :param jars: extra jars.
     :param fail_on_gate: fail the task on a *gate* decision (after pushing the summary). Set False
         when a ``ContractBranchOperator`` routes the decision.
+    :param incremental: check only the rows that arrived since the last run of this contract on this
+        dataset (Delta versions or new files; the range is recorded in the results table, docs/incremental.md).
     :param policy: severity → action override for this run (``{"P1": "gate"}`` or
         ``{"P1": {"table": "gate", "row": "quarantine"}}``), applied when the contract is loaded.
     :param render_contract: render the contract text with Jinja (default True).
@@ -195,6 +203,7 @@ class ContractCheckOperator(ContractSourceMixin, ContractJobMixin, LineageMixin,
         write_report: bool = True,
         storage_conn_id: str | None = None,
         emit_asset: bool = False,
+        incremental: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -216,6 +225,7 @@ class ContractCheckOperator(ContractSourceMixin, ContractJobMixin, LineageMixin,
         # Where the outputs go.
         self.results_table, self.quarantine_table, self.valid_table = results_table, quarantine_table, valid_table
         self.warehouse, self.storage_conn_id = warehouse, storage_conn_id or None
+        self.incremental = bool(incremental)  # only the rows new since the last run (docs/incremental.md)
         self.write_report, self.report_folder = write_report, report_folder
         self.report_base_url, self.report_days = report_base_url, report_days
         # How the job is submitted.
@@ -269,6 +279,9 @@ class ContractCheckOperator(ContractSourceMixin, ContractJobMixin, LineageMixin,
                 dag_id=dag_id,
                 task_id=self.task_id,
                 airflow_run_id=airflow_run_id,
+                # The try number fences a late write of an earlier attempt off (store/fencing.py).
+                attempt=getattr(context["ti"], "try_number", None) or None,
+                incremental=self.incremental,
             )
         except RunSpecError as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from None
@@ -276,6 +289,7 @@ class ContractCheckOperator(ContractSourceMixin, ContractJobMixin, LineageMixin,
     def execute(self, context: Context) -> dict[str, Any]:
         """Validate, submit, read back, push the summary; fail on gate when ``fail_on_gate``."""
         started_at = utcnow()
+        start_report_link(self)  # no report yet: the extra link says so without asking XCom
         warehouse = self.warehouse or default_warehouse()
         if isinstance(self.contract, list):  # several contracts, one application
             self.resolve_storage(self.input_path, self.results_table, self.quarantine_table, self.valid_table)
@@ -289,12 +303,11 @@ class ContractCheckOperator(ContractSourceMixin, ContractJobMixin, LineageMixin,
             folder=cache_dir() / "specs", max_inline_bytes=self.max_inline_contract_bytes
         )
         dataset, where = spec.dataset or "", f" where {spec.filter}" if spec.filter else ""
-        checks = sum(1 for _ in contract.evaluated_checks())
         self.log.info(
-            "Contract %s %s (%d checks) on %s%s → run %s",
+            "Contract %s %s (%s) on %s%s → run %s",
             contract.name,
             contract.version or "",
-            checks,
+            count_checks(contract),
             dataset,
             where,
             spec.run_id,
@@ -334,16 +347,22 @@ class ContractCheckOperator(ContractSourceMixin, ContractJobMixin, LineageMixin,
         return summary, {**lineage, "outputs": tables.outputs}
 
     def run_report(self, context: Context, summary: dict[str, Any], tables: RunTables) -> str | None:
-        """Write the run's HTML report when ``write_report``; push and return its URL (None: off, or not written,
-        which is logged and never fails the check)."""
-        if not self.write_report:
+        """Write the run's HTML report when ``write_report``; push and return the link: the run's page in the Airflow
+        UI when the plugin serves this results table, else the report's URL (None: neither; a report not written is
+        logged and never fails the check)."""
+        # With the UI plugin configured for this results table, the link (and the alerts') opens its run page.
+        page = ui_run_url(summary["run_id"], tables.results)
+        url = page
+        if self.write_report:
+            report = write_run_report(
+                summary, tables, folder=self.report_folder, base_url=self.report_base_url, days=self.report_days
+            )
+            if report.error is not None:
+                self.log.warning("Could not write the data quality report to %s: %s", report.path, report.error)
+            else:
+                url = page or report.url
+        if url is None:
             return None
-        report = write_run_report(
-            summary, tables, folder=self.report_folder, base_url=self.report_base_url, days=self.report_days
-        )
-        if report.error is not None:
-            self.log.warning("Could not write the data quality report to %s: %s", report.path, report.error)
-            return None
-        context["ti"].xcom_push(key=REPORT_URL_KEY, value=report.url)
-        self.log.info("Data quality report: %s", report.url)
-        return report.url
+        publish_report_url(self, context, url)
+        self.log.info("Data quality report: %s", url)
+        return url

@@ -8,6 +8,11 @@ its ``render_template_fields`` (the contract *file's text* is rendered, with loc
 What it needs of the operator: ``contract`` (a source, or a list of them), ``render_contract``, ``policy``,
 ``task_id``, the DAG (its folder and ``template_searchpath``) and the origins kept at construction
 (:meth:`ContractSourceMixin.init_contract_origins`).
+
+An ODCS document describing several objects (tables) is several contracts: once rendered, the task's
+``contract`` becomes the list of its objects' contracts (named ``FILE#OBJECT``) and the task runs them as
+``contract=[…]`` does (:mod:`.contract_suite`: one application, the same argument rules); ``FILE#OBJECT``
+picks one object.
 """
 
 from __future__ import annotations
@@ -18,10 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow_dq_contracts.contract import Contract, ContractValidationError, load_contract
+from airflow_dq_contracts.contract.odcs.objects import load_object, object_documents
 from airflow_dq_contracts.operators.contract_suite import check_suite_arguments
 from airflow_dq_contracts.version_compat import AirflowFailException, Context
 
 __all__ = ["ContractSourceMixin", "contract_argument", "is_contract_path"]
+
+#: The operator's settings checked against several contracts (``contract=[…]`` or a multi-object document).
+SUITE_SETTINGS = ("table", "input_path", "references", "quarantine_table", "valid_table")
 
 
 def is_contract_path(value: Any) -> bool:
@@ -121,14 +130,58 @@ class ContractSourceMixin:
             self.contract = [self._render_contract(*pair, context, jinja_env)[0] for pair in zip(source, origins)]
             return
         self.contract, self._contract_origin = self._render_contract(source, self._contract_origin, context, jinja_env)
+        self._split_objects()
 
     def _render_contract(self, source: Any, origin: str, context: Context, jinja_env: Any) -> tuple[Any, str]:
         """(rendered contract, name for error locations) of one contract: a dict, a file or a text."""
         if isinstance(source, dict):
             return (self.render_template(source, context, jinja_env) if self.render_contract else source), origin
+        selected = None
         if is_contract_path(source):
+            source, selected = self._object_of(source)
             source, origin = self._read_contract_file(source)
-        return (self._render_text(source, origin, context, jinja_env) if self.render_contract else source), origin
+        text = self._render_text(source, origin, context, jinja_env) if self.render_contract else source
+        if selected is not None:  # FILE#OBJECT: that object's compiled contract
+            try:
+                return load_object(text, origin, selected), f"{origin}#{selected}"
+            except ContractValidationError as exc:
+                raise AirflowFailException(f"invalid contract, nothing submitted:\n{exc}") from None
+        return text, origin
+
+    def _object_of(self, name: str) -> tuple[str, str | None]:
+        """(file, object) of ``FILE#OBJECT`` when FILE exists and the whole name does not; else (name, None)."""
+        if "#" not in name or self._find_contract_file(name) is not None:
+            return name, None
+        location, selected = name.rsplit("#", 1)
+        return (location, selected) if self._find_contract_file(location) is not None else (name, None)
+
+    def _find_contract_file(self, name: str) -> Path | None:
+        candidate = Path(name).expanduser()
+        paths = [candidate] if candidate.is_absolute() else [folder / candidate for folder in self._search_path()]
+        return next((path for path in paths if path.is_file()), None)
+
+    def _split_objects(self) -> None:
+        """A rendered ODCS document with several objects becomes one contract per object: a suite."""
+        if not isinstance(self.contract, str) or is_contract_path(self.contract):
+            return
+        try:
+            documents = object_documents(self.contract, self._contract_origin)
+        except ContractValidationError as exc:
+            raise AirflowFailException(f"invalid contract, nothing submitted:\n{exc}") from None
+        if documents is None:
+            return
+        try:
+            check_suite_arguments(
+                self.task_id,
+                [document for _, document in documents],
+                **{name: getattr(self, name, None) for name in SUITE_SETTINGS},
+            )
+        except ValueError as exc:
+            raise AirflowFailException(
+                f"{exc} ({self._contract_origin} describes {len(documents)} objects: one contract each)"
+            ) from None
+        self.contract = [document for _, document in documents]
+        self._contract_origins = [f"{self._contract_origin}#{name}" for name, _ in documents]
 
     def _render_text(self, text: str, origin: str, context: Context, jinja_env: Any) -> str:
         import jinja2

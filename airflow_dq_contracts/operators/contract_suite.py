@@ -61,13 +61,13 @@ from airflow_dq_contracts.contract import Contract
 from airflow_dq_contracts.hooks.transport import JobHook
 from airflow_dq_contracts.jobs.bundle import cache_dir
 from airflow_dq_contracts.jobs.markers import SUITE_KEY
-from airflow_dq_contracts.operators.report_link import REPORT_URL_KEY
+from airflow_dq_contracts.operators.report_link import publish_report_url
 from airflow_dq_contracts.results import (
     DECISION_GATE,
     DECISION_PASS,
     DECISION_QUARANTINE,
-    SEVERITIES,
     CheckResult,
+    error_summary,
     make_run_id,
 )
 from airflow_dq_contracts.runspec import RunSpec, SuiteSpec
@@ -172,28 +172,6 @@ def member_table(template: str | None, contract_name: str) -> str | None:
 
 
 # --------------------------------------------------------------------------------------- summaries
-
-
-def error_summary(contract: Contract, spec: RunSpec, message: str, *, at: str | None) -> dict[str, Any]:
-    """A contract's entry when its run produced no result: status ``error``, decision ``gate`` (fails closed)."""
-    return {
-        "run_id": spec.run_id,
-        "contract": {"name": contract.name, "version": contract.version},
-        "dataset": spec.dataset,
-        "row_count": None,
-        "status": "error",
-        "decision": DECISION_GATE,
-        "counts": {"passed": 0, "failed": 0, "error": 0},
-        "failed_by_severity": dict.fromkeys(SEVERITIES, 0),
-        "quarantine": None,
-        "valid": None,
-        "results_table": spec.results_table,
-        "filter": spec.filter,
-        "started_at": at,
-        "finished_at": at,
-        "checks": [],
-        "error": message,
-    }
 
 
 def worst_decision(decisions: Iterable[str]) -> str:
@@ -327,7 +305,7 @@ def run_suite_task(operator: SuiteHost, context: Context, warehouse: str) -> dic
     combined = suite_summary(task_run_id, summaries, format_time(started_at), format_time(utcnow()))
     deciding = next((s for s in summaries if s["decision"] == combined["decision"] and s.get("report")), None)
     if deciding is not None:  # the extra link: the report of a contract that decided the outcome
-        context["ti"].xcom_push(key=REPORT_URL_KEY, value=deciding["report"])
+        publish_report_url(operator, context, deciding["report"])
     operator.log.info("%s", describe_suite(combined))
     # Every asset event of the task carries a verdict (none is recorded when the gate fails the task).
     operator.emit_suite_verdict(context, combined, entries, warehouse)

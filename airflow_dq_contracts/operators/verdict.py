@@ -4,7 +4,8 @@ A consumer DAG scheduled on a checked asset (``schedule=[orders_valid]``) runs w
 records an event — a ``gate`` verdict too, when the check runs with ``fail_on_gate=False``. Put
 :func:`require_contract` (a :class:`ContractVerdictOperator`) first: it reads the run's
 ``triggering_asset_events``, finds each event's verdict (``extra["airflow_dq_contracts.verdict"]``, see
-:mod:`~airflow_dq_contracts.operators.assets`) and lets the run proceed only when **every** event carries a
+:mod:`~airflow_dq_contracts.operators.assets`; in an event an asset watcher's trigger fired — see
+:mod:`~airflow_dq_contracts.triggers.results_watcher` — the same verdict under ``extra["payload"]``) and lets the run proceed only when **every** event carries a
 verdict no worse than ``accept`` — decisions rank ``pass`` < ``quarantine`` < ``gate``. An event without a
 verdict, or with a schema version this release does not know, is refused too (fail closed). When Airflow
 collapses several events into one consumer run (the producer ran twice, or a mapped check emitted one event
@@ -35,7 +36,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_dq_contracts.operators.assets import DECISION_ORDER, SCHEMA_VERSION, VERDICT_KEY
+from airflow_dq_contracts.runs.verdict import DECISION_ORDER, SCHEMA_VERSION, event_verdict
 from airflow_dq_contracts.version_compat import (
     AirflowFailException,
     AirflowSkipException,
@@ -61,6 +62,9 @@ def _source(event: Any) -> str:
     dag_id, run_id = getattr(event, "source_dag_id", None), getattr(event, "source_run_id", None)
     task_id, map_index = getattr(event, "source_task_id", None), getattr(event, "source_map_index", None)
     if not (dag_id and run_id):
+        extra = getattr(event, "extra", None)
+        if isinstance(extra, Mapping) and extra.get("from_trigger"):
+            return "an asset watcher's trigger"
         return "an event with no source task (created through the API or by hand)"
     mapped = f"[{map_index}]" if isinstance(map_index, int) and map_index >= 0 else ""
     return f"DAG run {dag_id}/{run_id}, task {task_id}{mapped}"
@@ -77,7 +81,7 @@ def judge(events: Sequence[Any], accept: str) -> Judgement:
     ``events`` are Airflow's asset event objects (anything with ``extra`` and the ``source_*`` fields).
 
     >>> from types import SimpleNamespace as E
-    >>> ok = E(extra={VERDICT_KEY: {"schema_version": 1, "decision": "quarantine", "run_id": "dq-1"}})
+    >>> ok = E(extra={"airflow_dq_contracts.verdict": {"schema_version": 1, "decision": "quarantine", "run_id": "dq-1"}})
     >>> judge([ok], "quarantine").proceed, judge([ok], "pass").proceed
     (True, False)
     """
@@ -88,8 +92,7 @@ def judge(events: Sequence[Any], accept: str) -> Judgement:
     limit = DECISION_ORDER.index(accept)
     verdicts: list[dict[str, Any]] = []
     for event in events:
-        extra = getattr(event, "extra", None) or {}
-        verdict = extra.get(VERDICT_KEY) if isinstance(extra, Mapping) else None
+        verdict = event_verdict(getattr(event, "extra", None))  # a check task's event or a results watcher's
         where = f"{_asset_name(event)} was updated by {_source(event)}"
         if not isinstance(verdict, Mapping):
             return Judgement(False, f"{where} with no contract verdict in its extra (fails closed)", verdicts)

@@ -4,7 +4,9 @@
 * per check, its metric history over the last ``days`` before that run, as Arrow columns —
   1M results rows are filtered with Arrow compute, never turned into Python objects;
 * the contract's registry row (owner, SLA, version, text, tables), when the registry exists;
-* a bounded sample of the run's quarantined rows per failed row-level check.
+* a bounded sample of the run's quarantined rows per failed row-level check (none when no run ever
+  quarantined a row: a quarantine table not written yet is an answer, not an error);
+* how many checks the contract runs, written and implied (from the registry's contract text).
 
 Example::
 
@@ -19,6 +21,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_dq_contracts.contract import ContractValidationError, parse_contract
+from airflow_dq_contracts.contract.counts import CheckCount, count_checks
 from airflow_dq_contracts.results import CheckResult, ContractResult
 from airflow_dq_contracts.storage.locations import StoreError, TableLocation
 from airflow_dq_contracts.store.results import open_results_store
@@ -63,6 +67,8 @@ class ReportData:
     samples: dict[str, list[dict[str, Any]]]
     sample_columns: list[str]
     days: int
+    #: the checks the contract runs, written and implied (None: no readable contract text in the registry)
+    check_count: CheckCount | None = None
 
 
 def _plain_strings(table: Any) -> Any:
@@ -71,6 +77,19 @@ def _plain_strings(table: Any) -> Any:
 
     fields = [pa.field(f.name, pa.string() if f.type == pa.string_view() else f.type) for f in table.schema]
     return table.cast(pa.schema(fields)) if fields != list(table.schema) else table
+
+
+def _check_count(registry: Mapping[str, Any] | None, results: int) -> CheckCount | None:
+    """What :func:`~airflow_dq_contracts.contract.counts.count_checks` says of the registry's contract text,
+    when it agrees with the run's ``results`` rows (one per check); None when there is no such text."""
+    text = (registry or {}).get("contract_text")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        count = count_checks(parse_contract(text))
+    except ContractValidationError:  # a text this release no longer reads (or an ODCS file of many objects)
+        return None
+    return count if count.total == results else None
 
 
 def _latest_run(history: Any) -> str:
@@ -184,4 +203,5 @@ def load_report_data(
         samples=samples,
         sample_columns=sample_columns,
         days=days,
+        check_count=_check_count(registry, len(records)),
     )

@@ -282,8 +282,9 @@ def _checks_table(data: ReportData) -> str:
         )
         body.append(f'<tr data-status="{_attr(check.status)}" data-search="{_attr(search.lower())}">{tds}</tr>')
     statuses = "".join(f'<option value="{s}">{s}</option>' for s in ("passed", "failed", "error"))
+    counted = f' <span class="small">{_text(str(data.check_count))}</span>' if data.check_count else ""
     return (
-        "<h2>Checks</h2>"
+        f"<h2>Checks{counted}</h2>"
         '<div class="controls"><input id="filter" type="search" placeholder="Filter checks…" '
         'aria-label="Filter checks"><select id="status-filter" aria-label="Status">'
         f'<option value="">any status</option>{statuses}</select>'

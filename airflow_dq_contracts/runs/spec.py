@@ -96,6 +96,7 @@ _CLI_SETTINGS = {
     "table": "table",
     "filter": "filter",
     "run_id": "run_id",
+    "checkpoint": "checkpoint",
 }
 
 
@@ -108,5 +109,6 @@ def spec_from_args(args: argparse.Namespace, contract: Contract) -> RunSpec:
                               contract)
         spec.references   # {'dim': ReferenceOverride(path='/d', format='parquet')}
     """
-    settings = {setting: getattr(args, flag) for setting, flag in _CLI_SETTINGS.items()}
+    settings = {setting: getattr(args, flag, None) for setting, flag in _CLI_SETTINGS.items()}
+    settings["incremental"] = bool(getattr(args, "incremental", False))
     return build_run_spec(contract, references=getattr(args, "reference", None) or [], **settings)

@@ -20,6 +20,10 @@ What happens instead, for a set of Maven coordinates (usually just :func:`spark_
    again (the other process has usually finished it meanwhile), and otherwise runs Spark's own Ivy
    (``ivy-*.jar`` of the pyspark wheel, no Spark JVM) once, into a staging folder, under a second lock
    on the Ivy cache itself, so no two of our resolutions ever write one Ivy cache at the same time.
+   Each lock file is also the journal of its contention: a process that had to wait for the lock
+   appends ``<UTC time> pid <pid> waited <seconds> s for the lock (<what>)`` once it holds it, and the
+   process that ran Ivy appends ``<UTC time> pid <pid> resolved <what> with Ivy in <seconds> s``; both
+   lines are logged (INFO, logger ``airflow_dq_contracts.runtime.jars``) too.
 3. A failure (Maven Central out of reach, a coordinate that does not exist) raises one
    :class:`JarResolutionError` that names the offline route: ``dq-contracts jars fetch`` on a
    connected machine, then copy the folder, or point ``$DQ_CONTRACTS_DELTA_JARS`` at a folder of jars.
@@ -37,16 +41,18 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import errno
 import fcntl
 import hashlib
+import logging
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from airflow_dq_contracts.runtime import spark_config
@@ -58,6 +64,8 @@ RESOLVE_TIMEOUT_SECONDS = 900.0
 # Seconds between two tries of a held lock: short, since the lock is released when resolution ends.
 _LOCK_POLL_SECONDS = 0.2
 _COORDINATE = re.compile(r"^[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-+]+$")
+
+log = logging.getLogger(__name__)
 
 
 class JarResolutionError(RuntimeError):
@@ -140,11 +148,27 @@ def complete_jars(folder: Path) -> list[Path] | None:
 
 
 @contextlib.contextmanager
-def exclusive_lock(lock_path: Path, deadline: float, what: str) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``lock_path``; wait for it until ``deadline`` (monotonic)."""
+def exclusive_lock(lock_path: Path, deadline: float, what: str) -> Iterator[Callable[[str], None]]:
+    """Hold an exclusive ``flock`` on ``lock_path``; wait for it until ``deadline`` (monotonic).
+
+    A wait is journaled in the lock file (and logged) once the lock is held; the holder may journal more
+    with the callable it gets (:func:`resolve` says that it ran Ivy). The journal's lines::
+
+        2026-01-02T03:04:05.678901+00:00 pid 4242 waited 12.3 s for the lock (io.delta:delta-spark_4.1_2.13:4.4.0)
+    """
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+
+    def note(event: str) -> None:
+        """Append ``<UTC time> pid <pid> <event>`` to the lock file's journal (under the lock) and log it."""
+        line = f"{dt.datetime.now(dt.timezone.utc).isoformat()} pid {os.getpid()} {event}"
+        log.info("%s (%s)", line, lock_path)
+        with contextlib.suppress(OSError):  # a read-only lock file: the log line says it
+            os.lseek(fd, 0, os.SEEK_END)
+            os.write(fd, (line + "\n").encode("utf-8"))
+
     try:
+        began: float | None = None
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -152,13 +176,16 @@ def exclusive_lock(lock_path: Path, deadline: float, what: str) -> Iterator[None
             except OSError as exc:
                 if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     raise
+                began = time.monotonic() if began is None else began
                 if time.monotonic() >= deadline:
                     raise JarResolutionError(
                         f"gave up waiting for another process resolving {what} (lock {lock_path} held for too "
                         "long); if no such process runs, the lock's holder hangs: stop it and try again"
                     ) from None
                 time.sleep(_LOCK_POLL_SECONDS)
-        yield
+        if began is not None:
+            note(f"waited {time.monotonic() - began:.1f} s for the lock ({what})")
+        yield note
     finally:
         os.close(fd)  # closing the descriptor releases the lock, also after a crash
 
@@ -196,13 +223,14 @@ def resolve(
     what = ", ".join(wanted)
     deadline = time.monotonic() + timeout
     ivy_root = Path(ivy_home).expanduser() if ivy_home else default_ivy_home()
-    with exclusive_lock(root / f".{name}.lock", deadline, what):
+    with exclusive_lock(root / f".{name}.lock", deadline, what) as note:
         found = complete_jars(folder)  # the process we waited for has usually made it meanwhile
         if found:
             return found
         # Two resolutions of different coordinates into one Ivy cache are as unsafe as two of the same.
         with exclusive_lock(ivy_root / ".airflow-dq-contracts.lock", deadline, what):
             staging = Path(tempfile.mkdtemp(prefix=f".{name}.staging-", dir=root))
+            began = time.monotonic()
             try:
                 jars = _run_ivy(wanted, staging, ivy_root, ivy_settings, max(1.0, deadline - time.monotonic()), alone)
                 for jar in jars.glob("org.scala-lang_scala-library-*.jar"):
@@ -211,6 +239,7 @@ def resolve(
                 if folder.exists():  # not ours (made by hand, or a copy cut short): never half-used
                     shutil.rmtree(folder)
                 os.rename(jars, folder)  # atomic: readers see every jar or no folder
+                note(f"resolved {what} with Ivy in {time.monotonic() - began:.1f} s")
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
     found = complete_jars(folder)
@@ -430,9 +459,12 @@ def s3_packages(hadoop_version: str | None = None) -> tuple[list[str], list[str]
     return [hadoop_aws, *(f"software.amazon.awssdk:{m}:{sdk}" for m in S3_SDK_MODULES)], [hadoop_aws]
 
 
-def _provided_by_spark(jars: Sequence[Path]) -> list[Path]:
+def _provided_by_spark(
+    jars: Sequence[Path], ours: tuple[str, ...] = ("software.amazon.", "org.apache.hadoop_")
+) -> list[Path]:
     """``jars`` less those whose artifact Spark ships already (netty, slf4j, httpclient…): Spark's own
-    classes come first on its class path anyway, and a second, older copy is only confusion."""
+    classes come first on its class path anyway, and a second, older copy is only confusion. Jars whose
+    file name starts with one of ``ours`` (the resolved packages themselves) are always kept."""
     provided = set()
     for folder in _spark_jar_folders():
         for jar in folder.glob("*.jar"):
@@ -444,8 +476,7 @@ def _provided_by_spark(jars: Sequence[Path]) -> list[Path]:
     kept = []
     for jar in jars:
         found = _VERSIONED_JAR.match(jar.name)
-        ours = jar.name.startswith(("software.amazon.", "org.apache.hadoop_"))
-        if ours or found is None or found.group("artifact") not in provided:
+        if jar.name.startswith(ours) or found is None or found.group("artifact") not in provided:
             kept.append(jar)
     return kept
 
@@ -484,3 +515,60 @@ def planned_s3_folder(jars_dir: Path | str | None = None, hadoop_version: str | 
     wanted, alone = s3_packages(hadoop_version)
     root = Path(jars_dir).expanduser() if jars_dir is not None else default_jars_dir()
     return root / folder_name(wanted, alone)
+
+
+# --------------------------------------------------------------------------------------------
+# Spark's Kafka source (``format: kafka`` datasets)
+
+#: A folder of pre-resolved jars of Spark's Kafka source (like ``$DQ_CONTRACTS_DELTA_JARS`` for Delta).
+KAFKA_JARS_ENV = "DQ_CONTRACTS_KAFKA_JARS"
+#: Spark's Kafka source and the token provider it loads for delegation tokens (both at Spark's version).
+KAFKA_ARTIFACTS = ("spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13")
+
+
+_KAFKA_OURS = ("org.apache.spark_spark-sql-kafka-", "org.apache.spark_spark-token-provider-kafka-", "org.apache.kafka_")
+
+
+def kafka_packages(spark_version: str | None = None) -> list[str]:
+    """The Maven coordinates of Spark's Kafka source for a Spark release (default: the installed one).
+
+    >>> kafka_packages("4.1.1")
+    ['org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.1', 'org.apache.spark:spark-token-provider-kafka-0-10_2.13:4.1.1']
+    """
+    version = spark_version or spark_config.installed_spark_version() or spark_config.SPARK_VERSION
+    return [f"org.apache.spark:{artifact}:{version}" for artifact in KAFKA_ARTIFACTS]
+
+
+def kafka_jars(
+    jars_dir: Path | str | None = None,
+    *,
+    ivy_home: Path | str | None = None,
+    ivy_settings: Path | str | None = None,
+    spark_version: str | None = None,
+) -> list[str]:
+    """Spark's Kafka source as local jars: ``$DQ_CONTRACTS_KAFKA_JARS`` when set, else :func:`kafka_packages`
+    with their runtime dependencies (``kafka-clients``…), :func:`resolve` d once (same lock, same cache,
+    offline once fetched), less what Spark ships already.
+
+    Example::
+
+        conf = {"spark.jars": ",".join(delta_jars() + kafka_jars())}
+    """
+    offline = os.environ.get(KAFKA_JARS_ENV)
+    if offline:
+        found = jars_in(offline)
+        if not found:
+            raise JarResolutionError(f"${KAFKA_JARS_ENV} is {offline!r}, but no *.jar is there. {offline_route()}")
+        return [str(jar) for jar in found]
+    wanted = kafka_packages(spark_version)
+    resolved = resolve(wanted, jars_dir, ivy_home=ivy_home, ivy_settings=ivy_settings)
+    return [str(jar) for jar in _provided_by_spark(resolved, _KAFKA_OURS)]
+
+
+def planned_kafka_folder(jars_dir: Path | str | None = None, spark_version: str | None = None) -> Path:
+    """The folder :func:`kafka_jars` uses (or will fill)."""
+    offline = os.environ.get(KAFKA_JARS_ENV)
+    if offline:
+        return Path(offline).expanduser()
+    root = Path(jars_dir).expanduser() if jars_dir is not None else default_jars_dir()
+    return root / folder_name(kafka_packages(spark_version))

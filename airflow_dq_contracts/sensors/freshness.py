@@ -12,9 +12,9 @@ from airflow_dq_contracts.sensors._common import (
     pick,
     reference_text,
 )
-from airflow_dq_contracts.store.tablemeta import FreshnessQuery
-from airflow_dq_contracts.triggers.delta_metadata import DeltaFreshnessTrigger
-from airflow_dq_contracts.version_compat import AirflowFailException
+from airflow_dq_contracts.store.tablemeta import FreshnessQuery, FreshnessResult
+from airflow_dq_contracts.triggers.delta_metadata import DeltaFreshnessTrigger, MetadataResult
+from airflow_dq_contracts.version_compat import AirflowFailException, Context
 
 MEASURES = ("column", "commit")
 
@@ -27,7 +27,10 @@ class FreshnessSensor(DeltaMetadataSensorBase):
     JVM or a full scan (see :mod:`airflow_dq_contracts.store.tablemeta.delta_log`). ``measure="commit"``
     measures the age of the table's last commit instead. ``reference_time`` (templated) defaults
     to the time of each poke; e.g. ``"{{ data_interval_end }}"`` pins it to the run's interval.
-    Naive timestamps are UTC. An empty table is not fresh.
+    Naive timestamps are UTC. An empty table is not fresh. A timestamp up to 5 minutes after the
+    reference time is age 0 (clock skew); further after it means the reference time is wrong (e.g.
+    ``airflow dags test``): the sensor logs a WARNING naming both times and the XCom value carries it
+    as ``warning`` — the data still counts as fresh (it is newer than asked), so the task proceeds.
 
     Parameters may come from a contract: ``contract=`` (path or dict) and ``check="<name>"`` (or
     the contract's only ``freshness`` check); explicit arguments override the check's.
@@ -78,6 +81,19 @@ class FreshnessSensor(DeltaMetadataSensorBase):
         self.aggregation = aggregation
         self.measure = measure
         self.exact = bool(exact)
+
+    def _evaluate(self, context: Context) -> MetadataResult:
+        result = super()._evaluate(context)
+        if isinstance(result, FreshnessResult) and result.warning:  # never a silent pass on a negative age
+            self.log.warning("%s", result.warning)
+        return result
+
+    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
+        """Resume after the trigger fired; its warning (data after the reference time) is repeated in the task log."""
+        warning = ((event or {}).get("result") or {}).get("warning")
+        if warning:
+            self.log.warning("%s", warning)
+        return super().execute_complete(context, event)
 
     def _query(self) -> FreshnessQuery:
         """The freshness question: explicit arguments > the contract check's > defaults."""

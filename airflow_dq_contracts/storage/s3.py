@@ -58,6 +58,30 @@ S3_SCHEMES = ("s3://", "s3a://", "s3n://")
 #: The AWS SDK v2 provider that reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN.
 ENV_CREDENTIALS_PROVIDER = "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider"
 
+#: How long delta-rs (object_store) retries one S3 request that failed for a transient reason (no
+#: answer, a reset connection, 5xx, ``503 SlowDown``): up to 5 retries, backing off from 100 ms
+#: (doubling, jittered, at most 5 s apart), and none later than 30 s after the request's first try.
+#: Set explicitly (object_store's own default retries for 3 minutes); a caller's option of the same
+#: name wins (:func:`with_retry_bounds`). Documented in docs/storage.md (S3).
+DELTA_RETRY_OPTIONS: Mapping[str, str] = {
+    "max_retries": "5",
+    "retry_timeout": "30s",
+    "backoff_config.init_backoff": "100ms",
+    "backoff_config.max_backoff": "5s",
+    "backoff_config.base": "2",
+}
+
+#: The same bound for Spark's ``s3a`` (Hadoop 3.4): each S3 call is tried by the AWS SDK up to 3 times,
+#: and S3A retries a failed call up to 3 more times 500 ms apart (a throttled one up to 5 more times,
+#: from 500 ms, exponential) — instead of Hadoop's defaults (5 SDK attempts, 7 retries, 20 throttle retries).
+S3A_RETRY_CONF: Mapping[str, str] = {
+    "spark.hadoop.fs.s3a.attempts.maximum": "3",
+    "spark.hadoop.fs.s3a.retry.limit": "3",
+    "spark.hadoop.fs.s3a.retry.interval": "500ms",
+    "spark.hadoop.fs.s3a.retry.throttle.limit": "5",
+    "spark.hadoop.fs.s3a.retry.throttle.interval": "500ms",
+}
+
 
 def _flag(value: str | None) -> bool | None:
     if value is None or value.strip() == "":
@@ -150,7 +174,60 @@ class S3Settings:
             conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = "false" if self.allow_http else "true"
         if self.region or self.endpoint_url:
             conf["spark.hadoop.fs.s3a.endpoint.region"] = self.region or "us-east-1"
+        conf.update(S3A_RETRY_CONF)
         return conf
+
+
+def env_delta_options(location: str) -> dict[str, str] | None:
+    """delta-rs ``storage_options`` for ``location`` from this process's standard AWS_* environment (the
+    credentials its Spark uses): on S3 only; None elsewhere (a local path needs none)."""
+    return S3Settings.from_env().delta_options() if is_s3(location) else None
+
+
+def with_retry_bounds(options: Mapping[str, str] | None) -> dict[str, str]:
+    """delta-rs ``options`` with :data:`DELTA_RETRY_OPTIONS` wherever the caller set none of its own.
+
+    >>> with_retry_bounds({"AWS_REGION": "eu-west-1", "max_retries": "2"})["max_retries"]
+    '2'
+    >>> with_retry_bounds(None)["retry_timeout"]
+    '30s'
+    """
+    return {**DELTA_RETRY_OPTIONS, **(options or {})}
+
+
+# How object_store words a request that got no answer, or only a "try later" one, after its retries.
+_NO_ANSWER = re.compile(
+    r"error sending request|connection (?:reset|refused|closed)|connection error|timed out|operation timed out|"
+    r"dns error|broken pipe|incomplete message|Connection reset by peer",
+    re.IGNORECASE,
+)
+_BUSY = re.compile(r"\b50[0-9]\b|SlowDown|Service Unavailable|Internal ?Error", re.IGNORECASE)
+_RETRIES = re.compile(r"after (\d+) retr", re.IGNORECASE)
+
+
+def outage(error: BaseException | str) -> str | None:
+    """What an object-store failure says about the store, in a few words, or None when it is not an outage.
+
+    "the object store did not answer" (no connection, a reset, a timeout), "the object store kept
+    answering 503 SlowDown" / "…kept failing (5xx)", with the retries made when the error says.
+
+    >>> outage("Error performing GET http://s3/x in 200ms, after 5 retries - HTTP error - Connection reset by peer")
+    'the object store did not answer (after 5 retries)'
+    >>> outage("503 Service Unavailable <Code>SlowDown</Code>")
+    'the object store kept answering 503 SlowDown'
+    >>> outage("schema mismatch") is None
+    True
+    """
+    text = str(error)
+    retries = _RETRIES.search(text)
+    after = f" (after {retries.group(1)} retries)" if retries else ""
+    if "slowdown" in text.lower():
+        return f"the object store kept answering 503 SlowDown{after}"
+    if _NO_ANSWER.search(text):
+        return f"the object store did not answer{after}"
+    if _BUSY.search(text):
+        return f"the object store kept failing (5xx){after}"
+    return None
 
 
 def is_s3(location: str | None) -> bool:
@@ -221,7 +298,13 @@ def cli_storage_options(
 def storage_environment(options: Mapping[str, str] | None) -> Iterator[None]:
     """This process's environment with ``options`` (upper-cased: object_store's and the SDKs' names) while a
     local run lasts — what the Spark JVM it starts and delta-rs read — restored afterwards."""
-    names = {str(key).upper(): str(value) for key, value in (options or {}).items()}
+    with environment_overlay({str(key).upper(): str(value) for key, value in (options or {}).items()}):
+        yield
+
+
+@contextlib.contextmanager
+def environment_overlay(names: Mapping[str, str]) -> Iterator[None]:
+    """This process's environment with ``names`` set while the block runs, each restored (or removed) after."""
     saved = {name: os.environ.get(name) for name in names}
     os.environ.update(names)
     try:

@@ -79,16 +79,19 @@ def local_commit_lock(location: str | None) -> Iterator[None]:
     fd = os.open(os.path.join(folder, name), os.O_RDWR | os.O_CREAT, 0o666)
     try:
         began = time.monotonic()
-        warned = False
+        warned = waited = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                waited = True
                 if not warned and time.monotonic() - began > _SLOW_WAIT_SECONDS:
                     log.info("%s: waiting for another commit to this table to finish", path)
                     warned = True
                 time.sleep(0.02)
+        if waited:  # contention, as the concurrency tests prove it happened
+            log.debug("%s: waited %.2f s for another commit to this table", path, time.monotonic() - began)
         try:
             yield
         finally:

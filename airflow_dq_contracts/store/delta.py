@@ -83,7 +83,7 @@ def access_refused(location: str, storage_options: Mapping[str, str] | None = No
     and a table not written yet look alike otherwise (:func:`table_exists` says "no" to both).
     """
     try:
-        open_table(location, storage_options=storage_options, without_files=True)
+        open_table(location, storage_options=storage_options)
     except TableNotFoundError:
         return None
     except StoreError as exc:
@@ -98,7 +98,6 @@ def open_table(
     *,
     storage_options: Mapping[str, str] | None = None,
     what: str = "Delta",
-    without_files: bool = False,
     version: int | None = None,
 ) -> Any:
     """The ``deltalake.DeltaTable`` at ``location`` — the only constructor call of the package.
@@ -106,6 +105,8 @@ def open_table(
     ``what`` names the table in errors ("results", "quarantine", "registry"…). Raises
     :class:`TableNotFoundError` when there is no Delta log and :class:`StoreError` for anything
     else (a catalog name, unreachable storage, a corrupt log), each naming the location.
+
+    The table's file list is always loaded: delta-rs 1.x ignores (and warns about) ``without_files``.
     """
     if not isinstance(location, str) or not location.strip():
         raise StoreError(f"{what} table: expected a path or URI, got {location!r}")
@@ -120,9 +121,7 @@ def open_table(
 
     path = normalise_location(location)
     try:
-        return DeltaTable(
-            path, version=version, storage_options=dict(storage_options or {}) or None, without_files=without_files
-        )
+        return DeltaTable(path, version=version, storage_options=dict(storage_options or {}) or None)
     except RustTableNotFound as exc:
         raise TableNotFoundError(
             f"{what} table {path!r} does not exist (no Delta transaction log there): "
@@ -235,3 +234,14 @@ def plain_rows(data: Any) -> list[dict[str, Any]]:
         for name in times:
             row[name] = from_epoch_micros(row[name])
     return rows
+
+
+def first_line(exc: BaseException, limit: int = 400) -> str:
+    """The first line of ``exc``'s message (its class name when empty), cut at ``limit`` characters.
+
+    >>> first_line(ValueError("bad\\nmore")), first_line(KeyError())
+    ('bad', 'KeyError')
+    """
+    text = str(exc).strip().splitlines()
+    line = text[0] if text else type(exc).__name__
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -12,6 +12,7 @@ SQL extensions executes (Databricks' included), so on a Connect session
 ==========================  ===============================================================
 ``isDeltaTable`` of a path  ``DESCRIBE DETAIL delta.`<path>``` → ``format = 'delta'``
 ``forName(name)`` probe      ``DESCRIBE DETAIL <name>`` → ``format = 'delta'``
+a run's catalog names        ``SHOW TABLE EXTENDED IN <db> LIKE 'a|b'`` (the metastore's entries, no Delta log)
 ``createIfNotExists()``      ``CREATE TABLE IF NOT EXISTS … USING DELTA [LOCATION …]``
 ``history(n)``               ``DESCRIBE HISTORY … LIMIT n``
 ``delete(condition)``        ``DELETE FROM … WHERE …``
@@ -43,7 +44,8 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyspark.errors import PySparkException
@@ -53,6 +55,7 @@ from pyspark.sql import types as T
 __all__ = [
     "SessionCapabilities",
     "catalog_locations",
+    "catalog_tables",
     "create_table_sql",
     "delete_where",
     "describe_detail",
@@ -192,23 +195,99 @@ def delete_where(spark: SparkSession, reference: str, column: str, value: str) -
     spark.sql(f"DELETE FROM {reference} WHERE {_quote(column)} = {_literal(value)}").collect()
 
 
-def catalog_locations(spark: SparkSession, targets: Sequence[str | None]) -> dict[str, str]:
+#: A name ``SHOW TABLE EXTENDED`` can look up by pattern: plain identifiers (no quoting, no pattern characters).
+_PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$")
+
+
+def catalog_tables(spark: SparkSession, names: Sequence[str]) -> dict[str, dict[str, Any] | None]:
+    """``{name: {"format", "location"}}`` of catalog names as the catalog says; None: no table of that name.
+
+    Asked of the metastore alone: ``SHOW TABLE EXTENDED [IN <db>] LIKE 'a|b|c'`` — one round trip for
+    all the names of one database. ``DESCRIBE DETAIL`` (and ``DESCRIBE TABLE``) of a Delta table load
+    its Delta log on the server first (about 1 s each on a Hive metastore); the catalog entry alone
+    carries what a write needs before it starts: the provider (the format) and the location. A name
+    this cannot answer — not a plain identifier, a temporary view of that name, an entry without a
+    provider or a location (a view), a catalog that refuses the statement — is asked with
+    ``DESCRIBE DETAIL``, as before.
+    """
+    found: dict[str, dict[str, Any] | None] = {}
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for name in dict.fromkeys(names):
+        if _PLAIN_NAME.match(name.strip()):
+            namespace, _, table = name.strip().rpartition(".")
+            groups.setdefault(namespace, []).append((name, table))
+        else:
+            found[name] = describe_detail(spark, name)
+    for namespace, members in groups.items():
+        pattern = "|".join(table for _, table in members)
+        statement = "SHOW TABLE EXTENDED" + (f" IN {namespace}" if namespace else "") + f" LIKE {_literal(pattern)}"
+        try:
+            rows = spark.sql(statement).collect()
+        except PySparkException:
+            rows = None  # e.g. no such database, or a catalog without the statement: asked one by one
+        for name, table in members:
+            entry = _listed(rows, table, qualified=bool(namespace)) if rows is not None else None
+            found[name] = entry if entry is not None else describe_detail(spark, name)
+    return found
+
+
+def _listed(rows: Sequence[Any], table: str, *, qualified: bool) -> dict[str, Any] | None:
+    """The ``{"format", "location"}`` of ``table`` among ``SHOW TABLE EXTENDED`` rows; None: not answered there.
+
+    A table that is not listed is not answered either: the caller asks ``DESCRIBE DETAIL``, so a
+    pattern the catalog matches differently can cost a round trip, never a wrong "no table".
+
+    >>> info = "Type: MANAGED\\nProvider: delta\\nLocation: file:/wh/dq.db/r\\n"
+    >>> _listed([{"tableName": "r", "isTemporary": False, "information": info}], "R", qualified=True)
+    {'format': 'delta', 'location': 'file:/wh/dq.db/r'}
+    >>> _listed([{"tableName": "r", "isTemporary": True, "information": ""}], "r", qualified=False) is None
+    True
+    """
+    entry: dict[str, Any] | None = None
+    for row in rows:
+        if str(row["tableName"]).lower() != table.lower():
+            continue
+        if row["isTemporary"] and not qualified:
+            return None  # a temporary view shadows the table for this unqualified name
+        if row["isTemporary"]:
+            continue
+        fields = dict(line.split(": ", 1) for line in str(row["information"] or "").splitlines() if ": " in line)
+        provider, location = fields.get("Provider", "").strip(), fields.get("Location", "").strip()
+        if not provider or not location or fields.get("Type", "").strip().upper() == "VIEW":
+            return None
+        entry = {"format": provider.lower(), "location": location}
+    return entry
+
+
+def catalog_locations(
+    spark: SparkSession, targets: Sequence[str | None], known: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """``{name: location}`` of the catalog tables among ``targets`` (paths are skipped), as the catalog says.
 
-    Any session (spark-submit or Connect). A name whose table does not exist (an output not written
-    by this run) is left out; the Airflow side then falls back to the warehouse layout and says so.
+    Any session (spark-submit or Connect). ``known``: locations the run already resolved (its writes'
+    probes, by normalised name), not asked again; the rest in one metastore lookup per database (:func:`catalog_tables`).
+    A name whose table does not exist (an output not written by this run) is left out; the Airflow
+    side then falls back to the warehouse layout and says so.
     """
+    from airflow_dq_contracts.storage.catalog_names import normalise_name
     from airflow_dq_contracts.store.delta import is_path
 
+    known = known or {}
     found: dict[str, str] = {}
+    asked: list[str] = []
     for target in targets:
-        if not target or is_path(target) or target in found:
+        if not target or is_path(target) or target in found or target in asked:
             continue
-        try:
-            detail = describe_detail(spark, target)
-        except PySparkException:
-            detail = None
-        location = (detail or {}).get("location")
+        if known.get(normalise_name(target)):
+            found[target] = known[normalise_name(target)]
+        else:
+            asked.append(target)
+    try:
+        answers = catalog_tables(spark, asked) if asked else {}
+    except PySparkException:
+        answers = {}
+    for target in asked:
+        location = (answers.get(target) or {}).get("location")
         if location:
             found[target] = str(location)
-    return found
+    return {target: found[target] for target in dict.fromkeys(t for t in targets if t) if target in found}

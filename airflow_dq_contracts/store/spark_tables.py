@@ -46,10 +46,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from airflow_dq_contracts.storage.s3 import spark_location
-from airflow_dq_contracts.store import spark_remote
-from airflow_dq_contracts.store.commit_lock import local_commit_lock
-from airflow_dq_contracts.store.delta import StoreError, is_path
+from airflow_dq_contracts.storage.s3 import is_s3, outage, spark_location
+from airflow_dq_contracts.store import fencing, spark_remote
+from airflow_dq_contracts.store.commit_lock import local_commit_lock, local_table_path
+from airflow_dq_contracts.store.delta import StoreError, first_line, is_path
 from airflow_dq_contracts.store.results import driver_commits as delta_commits
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
 
@@ -64,18 +64,25 @@ __all__ = [
     "SparkTarget",
     "append_rows",
     "check_attempts",
+    "check_fence",
     "check_run_id",
     "first_line",
     "forget_cached_log",
     "is_conflict",
     "nullable_type",
     "path_state",
+    "probe_catalog_names",
     "quote_identifier",
     "replace_run_rows",
     "replace_where",
+    "resolve_catalog_once",
     "resolve_target",
+    "run_absent_by_spark",
+    "run_locations",
+    "table_schema",
     "rows_committed",
     "spark_sql_string",
+    "store_outage",
     "with_retries",
 ]
 
@@ -159,6 +166,8 @@ class SparkTarget:
     path: str | None = None
     name: str | None = None
     capabilities: SessionCapabilities = SessionCapabilities()
+    #: Set by :func:`resolve_catalog_once`: the catalog said this run that the Delta table exists.
+    probed: bool = False
 
     def __str__(self) -> str:
         return f"{self.kind} table {self.text!r}"
@@ -193,6 +202,8 @@ class SparkTarget:
         A path that holds a ``_delta_log`` folder but no readable commit yet is a table another
         writer is creating right now: :class:`TableBeingCreated`, which the write waits out (by time).
         """
+        if self.probed:  # the run's one probe of this catalog name said so (resolve_catalog_once)
+            return True
         if self.capabilities.remote:  # Spark Connect: asked in SQL (store/spark_remote.py)
             detail = spark_remote.describe_detail(spark, self.sql_reference)
             if detail is not None and str(detail.get("format") or "").lower() != "delta":
@@ -248,6 +259,9 @@ class SparkTarget:
             with commit_lock(self):
                 builder.execute()
         except (PySparkException, Py4JError) as exc:
+            down = store_outage(self, exc)
+            if down:  # not another writer: the store did not answer (or kept throttling) — never waited out
+                raise SinkError(f"{self}: {down} while creating it", target=self.text) from exc
             if is_conflict(exc) or self.path is None or path_state(spark, self.path) != "delta_log":
                 raise
             # Another writer's version 0 landed while this one was creating: Delta then fails the
@@ -300,6 +314,144 @@ def resolve_target(target: str, kind: str, capabilities: SessionCapabilities) ->
         path = os.path.expanduser(text) if text.startswith("~") else spark_location(text)
         return SparkTarget(text=text, kind=kind, path=path, capabilities=capabilities)
     return SparkTarget(text=text, kind=kind, name=text, capabilities=capabilities)
+
+
+# --------------------------------------------------------------------------------------------
+# Catalog names, resolved once per run
+
+#: (session, run id, catalog name) → the table's catalog entry (``format``, ``location``: see
+#: :func:`~airflow_dq_contracts.store.spark_remote.catalog_tables`) and (once read) its schema.
+_CATALOG_RUNS: dict[tuple[str, str, str], dict[str, Any]] = {}
+_CATALOG_RUNS_KEPT = 256  # entries; a long-lived process (a test session, a benchmark) forgets old runs
+
+
+def _session_key(spark: SparkSession, remote: bool) -> str:
+    session = getattr(spark, "session_id", None) if remote else None
+    return str(session or id(spark))
+
+
+def _name_key(spark: SparkSession, remote: bool, run_id: str, name: str) -> tuple[str, str, str]:
+    from airflow_dq_contracts.storage.catalog_names import normalise_name
+
+    return (_session_key(spark, remote), run_id, normalise_name(name))
+
+
+def _catalog_key(spark: SparkSession, target: SparkTarget, run_id: str) -> tuple[str, str, str]:
+    return _name_key(spark, target.capabilities.remote, run_id, target.table_name)
+
+
+def _remember(key: tuple[str, str, str], detail: dict[str, Any]) -> dict[str, Any]:
+    if len(_CATALOG_RUNS) >= _CATALOG_RUNS_KEPT:
+        _CATALOG_RUNS.clear()
+    entry = _CATALOG_RUNS[key] = {"detail": detail}
+    return entry
+
+
+def probe_catalog_names(
+    spark: SparkSession, targets: Sequence[str | None], run_id: str, capabilities: SessionCapabilities
+) -> None:
+    """Look up, at once, every catalog name among a run's output ``targets`` (paths and None are skipped).
+
+    One metastore lookup per database for all of them
+    (:func:`~airflow_dq_contracts.store.spark_remote.catalog_tables`) instead of one probe per table
+    as each write comes; each write of the run then finds its answer (:func:`resolve_catalog_once`).
+    A name with no table yet is not remembered: its write probes it, and creates it.
+    """
+    names = [
+        t.strip()
+        for t in dict.fromkeys(targets)
+        if t
+        and t.strip()
+        and not is_path(t.strip())
+        and _name_key(spark, capabilities.remote, run_id, t.strip()) not in _CATALOG_RUNS
+    ]
+    if not names:
+        return
+    for name, detail in spark_remote.catalog_tables(spark, names).items():
+        if detail is not None:
+            _remember(_name_key(spark, capabilities.remote, run_id, name), detail)
+
+
+def run_locations(spark: SparkSession, run_id: str, capabilities: SessionCapabilities) -> dict[str, str]:
+    """``{name: location}`` of the catalog names this run resolved (the names as normalised), for reuse.
+
+    What :func:`~airflow_dq_contracts.store.spark_remote.catalog_locations` need not ask again at the
+    end of the run.
+    """
+    session = _session_key(spark, capabilities.remote)
+    return {
+        name: str(entry["detail"]["location"])
+        for (owner, run, name), entry in list(_CATALOG_RUNS.items())
+        if owner == session and run == run_id and entry["detail"].get("location")
+    }
+
+
+def resolve_catalog_once(spark: SparkSession, target: SparkTarget, run_id: str) -> SparkTarget:
+    """A catalog-named ``target`` as this run writes it, after ONE catalog lookup per table per run.
+
+    The catalog's answer (its provider and location, from the metastore alone:
+    :func:`~airflow_dq_contracts.store.spark_remote.catalog_tables`; all of a run's names at once when
+    the run looked them up first, :func:`probe_catalog_names`) is kept for the run (``run_id``) and
+    reused for existence, format and schema by every write of the run to that name (results,
+    registry, quarantine). Where this process sees the table's location itself (a local or shared
+    filesystem, :attr:`SessionCapabilities.driver_sees_outputs`) and a Delta log is there, the name
+    is written as that location — the path tables' fast writes (delta-rs commits from the driver, a
+    plain append of a new run, the commit's version); the metastore entry points at that same Delta
+    location, so the catalog's readers see the rows. Otherwise the target stays a name, marked
+    :attr:`SparkTarget.probed` so that it is not probed again. A path, or a name with no table yet
+    (created by the write, through the catalog), is returned as it is.
+
+    Nothing is kept across runs: a table dropped and created elsewhere between two runs is looked up
+    afresh by the next run, and written at its new location.
+    """
+    if target.name is None:
+        return target
+    key = _catalog_key(spark, target, run_id)
+    entry = _CATALOG_RUNS.get(key)
+    if entry is None:
+        detail = spark_remote.catalog_tables(spark, [target.table_name])[target.table_name]
+        if detail is None:
+            return target
+        entry = _remember(key, detail)
+    if str(entry["detail"].get("format") or "").lower() != "delta":
+        raise SinkError(f"{target}: the table exists but is not a Delta table", target=target.text)
+    location = local_table_path(str(entry["detail"].get("location") or ""))
+    if (
+        target.capabilities.driver_sees_outputs
+        and location is not None
+        and os.path.isdir(os.path.join(location, "_delta_log"))
+    ):
+        return dataclasses.replace(target, path=location, name=None)
+    return dataclasses.replace(target, probed=True)
+
+
+def table_schema(spark: SparkSession, target: SparkTarget, run_id: str | None = None) -> T.StructType:
+    """The existing table's schema; for a catalog name resolved this run, read once per run."""
+    if target.name is None or run_id is None or not target.probed:
+        return target.read(spark).schema
+    entry = _CATALOG_RUNS.get(_catalog_key(spark, target, run_id))
+    if entry is None:
+        return target.read(spark).schema
+    if "schema" not in entry:
+        entry["schema"] = target.read(spark).schema
+    schema: T.StructType = entry["schema"]
+    return schema
+
+
+def run_absent_by_spark(spark: SparkSession, target: SparkTarget, run_column: str, run_id: str) -> bool:
+    """True when the catalog-named table holds no row of ``run_id``, asked through Spark (one small query).
+
+    For the names :meth:`SparkTarget.run_absent` cannot read (the client does not see the location):
+    a new run is appended, a retry (whose earlier attempt left rows) replaces. Delta skips the files
+    whose statistics exclude the run. False for a path (delta-rs answers those) and on any error.
+    """
+    if target.name is None or not target.probed:
+        return False
+    try:
+        probe = target.read(spark).select(run_column).where(F.col(run_column) == F.lit(run_id)).limit(1)
+        return not probe.collect()
+    except PySparkException:
+        return False
 
 
 def path_state(spark: SparkSession, path: str) -> str:
@@ -368,17 +520,6 @@ def check_attempts(max_attempts: Any) -> int:
 # Retries
 
 
-def first_line(exc: BaseException, limit: int = 400) -> str:
-    """The first line of ``exc``'s message (its class name when empty), cut at ``limit`` characters.
-
-    >>> first_line(ValueError("bad\\nmore")), first_line(KeyError())
-    ('bad', 'KeyError')
-    """
-    text = str(exc).strip().splitlines()
-    line = text[0] if text else type(exc).__name__
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def is_conflict(exc: BaseException) -> bool:
     """Whether ``exc`` is a Delta commit conflict (worth retrying), by class or by error text.
 
@@ -431,6 +572,19 @@ def commit_lock(target: SparkTarget) -> contextlib.AbstractContextManager[None]:
     return local_commit_lock(target.path)
 
 
+def store_outage(target: SparkTarget, exc: BaseException) -> str | None:
+    """What ``exc`` says about the object store of an S3 ``target`` that did not answer (storage/s3.py's
+    :func:`~airflow_dq_contracts.storage.s3.outage`, after s3a's own bounded retries), or None.
+
+    >>> target = SparkTarget("s3://lake/q", "quarantine", path="s3a://lake/q")
+    >>> store_outage(target, OSError("PUT s3a://lake/q/_delta_log/00000000000000000001.json: Connection reset"))
+    'the object store did not answer'
+    >>> store_outage(SparkTarget("/wh/q", "quarantine", path="/wh/q"), OSError("Connection reset")) is None
+    True
+    """
+    return outage(exc) if target.path is not None and is_s3(target.path) else None
+
+
 def with_retries(action: Callable[[int], _T], target: SparkTarget, max_attempts: int) -> _T:
     """Run ``action(attempt)`` until it commits; retry Delta conflicts with jittered backoff.
 
@@ -454,8 +608,11 @@ def with_retries(action: Callable[[int], _T], target: SparkTarget, max_attempts:
             raise
         except (PySparkException, Py4JError) as exc:
             if not is_conflict(exc):
+                down = store_outage(target, exc)  # the JVM's first line says only "o159.save"
                 raise SinkError(
-                    f"{target}: write failed: {first_line(exc)}", target=target.text, attempts=attempt
+                    f"{target}: {down} while committing" if down else f"{target}: write failed: {first_line(exc)}",
+                    target=target.text,
+                    attempts=attempt,
                 ) from exc
             last = exc
             if attempt == max_attempts:
@@ -482,6 +639,21 @@ def with_retries(action: Callable[[int], _T], target: SparkTarget, max_attempts:
     ) from last
 
 
+def check_fence(target: SparkTarget, run_id: str, attempt: int | None) -> None:
+    """Before a write of ``attempt`` of ``run_id``: refuse it when a newer attempt wrote ``target``
+    (:class:`~airflow_dq_contracts.store.fencing.StaleAttemptError`, see store/fencing.py).
+
+    Read by delta-rs where this process sees the table (a local path, or S3 with the job's credentials);
+    elsewhere (a catalog name, Spark Connect without shared storage) Delta's own check of the writer's
+    ``txnAppId``/``txnVersion`` skips a stale write.
+    """
+    if attempt is None or target.path is None:
+        return
+    if not (target.capabilities.driver_sees_outputs or delta_commits.on_object_store(target.path)):
+        return
+    fencing.check_location(target.path, str(target), run_id, attempt)
+
+
 def replace_run_rows(
     df: DataFrame,
     target: SparkTarget,
@@ -491,11 +663,13 @@ def replace_run_rows(
     token: str,
     merge_schema: bool,
     partition_by: Sequence[str] = (),
+    attempt: int | None = None,
 ) -> None:
     """One commit: delete the rows of ``run_id``, add ``df`` (creating the table if missing).
 
     ``run_column`` is one of our fixed, plain column names, so it needs no quoting (and the
-    predicate reads naturally in the table history).
+    predicate reads naturally in the table history). ``attempt``: the run's attempt, carried as the
+    commit's transaction identifier (store/fencing.py).
     """
     replace_where(
         df,
@@ -504,6 +678,8 @@ def replace_run_rows(
         token=token,
         merge_schema=merge_schema,
         partition_by=partition_by,
+        run_id=run_id,
+        attempt=attempt,
     )
 
 
@@ -515,37 +691,61 @@ def replace_where(
     token: str | None = None,
     merge_schema: bool = False,
     partition_by: Sequence[str] = (),
+    run_id: str | None = None,
+    attempt: int | None = None,
 ) -> None:
     """One commit that replaces the rows matching the SQL ``predicate`` by ``df`` (which must match it).
 
-    ``token`` tags the commit (``userMetadata``) so it can be found in the history.
+    ``token`` tags the commit (``userMetadata``) so it can be found in the history. With ``run_id``
+    and ``attempt`` the commit carries the attempt as its transaction identifier, checked first
+    (:func:`check_fence`, under the commit lock) — see store/fencing.py.
     """
-    writer = df.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
-    if token is not None:
-        writer = writer.option("userMetadata", token)
+    writer = _tagged(
+        df.write.format("delta").mode("overwrite").option("replaceWhere", predicate), token, run_id, attempt
+    )
     if merge_schema:
         writer = writer.option("mergeSchema", "true")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
-    if target.path is not None:
-        with commit_lock(target):
-            writer.save(target.path)
-    else:
-        writer.saveAsTable(target.table_name)
+    _save(writer, target, run_id, attempt)
 
 
-def append_rows(df: DataFrame, target: SparkTarget, *, token: str | None, merge_schema: bool) -> None:
-    """One plain append commit of ``df`` (tagged ``token``): a run's first write, see :meth:`SparkTarget.run_absent`."""
-    writer = df.write.format("delta").mode("append")
-    if token is not None:
-        writer = writer.option("userMetadata", token)
+def append_rows(
+    df: DataFrame,
+    target: SparkTarget,
+    *,
+    token: str | None,
+    merge_schema: bool,
+    run_id: str | None = None,
+    attempt: int | None = None,
+) -> None:
+    """One plain append commit of ``df`` (tagged ``token``): a run's first write, see :meth:`SparkTarget.run_absent`.
+
+    With ``run_id`` and ``attempt``, the commit carries the attempt as its transaction identifier (store/fencing.py).
+    """
+    writer = _tagged(df.write.format("delta").mode("append"), token, run_id, attempt)
     if merge_schema:
         writer = writer.option("mergeSchema", "true")
-    if target.path is not None:
-        with commit_lock(target):
-            writer.save(target.path)
-    else:
+    _save(writer, target, run_id, attempt)
+
+
+def _tagged(writer: Any, token: str | None, run_id: str | None, attempt: int | None) -> Any:
+    """``writer`` with the run's attempt as its transaction identifier (store/fencing.py) and ``token`` as its
+    ``userMetadata``, each when given."""
+    if run_id is not None:
+        writer = writer.options(**fencing.spark_writer_options(run_id, attempt))
+    return writer if token is None else writer.option("userMetadata", token)
+
+
+def _save(writer: Any, target: SparkTarget, run_id: str | None, attempt: int | None) -> None:
+    """Commit ``writer``'s write to ``target``: a path under its commit lock, the run's attempt checked first."""
+    if target.path is None:
         writer.saveAsTable(target.table_name)
+        return
+    with commit_lock(target):
+        if run_id is not None:
+            check_fence(target, run_id, attempt)
+        writer.save(target.path)
 
 
 def rows_committed(spark: SparkSession, target: SparkTarget, token: str) -> int | None:

@@ -228,6 +228,12 @@ class DeltaFreshnessTrigger(MetadataPollTrigger):
     query_class = FreshnessQuery
     class_name = "DeltaFreshnessTrigger"
 
+    def _evaluate(self) -> MetadataResult:
+        result = super()._evaluate()
+        if isinstance(result, FreshnessResult) and result.warning:  # data after the reference: said, never silent
+            self.log.warning("%s", result.warning)
+        return result
+
 
 class DeltaCompletenessTrigger(MetadataPollTrigger):
     """Fires when no partition is missing (keyword arguments: :class:`~airflow_dq_contracts.store.tablemeta.delta_log.CompletenessQuery`).

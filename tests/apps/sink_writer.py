@@ -4,7 +4,10 @@ A separate process, with its own JVM and so its own Delta log cache, is what a s
 is; threads of one SparkSession share one cache and hide the race. The process starts one local
 SparkSession, says ``ready``, then for each round waits for ``<root>/go-<round>`` (all writers are
 released together) and writes its own run into one *new* table of ``<root>/round-<round>/``: the results, quarantine and valid tables in turn (round
-``r`` writes ``KINDS[r % 3]``). One JSON line per round on stdout: ``{"round", "kind", "ok", "error"}``.
+``r`` writes ``KINDS[r % 3]``). One JSON line per round on stdout: ``{"round", "kind", "ok", "error",
+"began", "ended", "lock_waits"}`` — the write's window (epoch seconds) and how many times it waited on a
+table's commit lock while another writer committed (``store/commit_lock.py``'s DEBUG line): the test's
+proof that the writers really contended.
 
 Example::
 
@@ -16,11 +19,24 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import logging
 import sys
 import time
 from pathlib import Path
 
 KINDS = ("results", "quarantine", "valid")
+
+
+class _LockWaits(logging.Handler):
+    """Counts the commit lock's "waited … for another commit" lines."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "for another commit" in record.getMessage() and "waited" in record.getMessage():
+            self.count += 1
 
 
 def main() -> int:
@@ -37,6 +53,10 @@ def main() -> int:
     from airflow_dq_contracts.results import CheckResult
     from airflow_dq_contracts.store import sinks
 
+    waits = _LockWaits()
+    lock_log = logging.getLogger("airflow_dq_contracts.store.commit_lock")
+    lock_log.setLevel(logging.DEBUG)
+    lock_log.addHandler(waits)
     spark = get_spark(app_name=f"sink-writer-{args.writer}", master="local[1]")
     violation = (
         "array(named_struct('check_id','id/min','check_name','min','check_type','min',"
@@ -72,6 +92,8 @@ def main() -> int:
         rows = spark.range(3).withColumn("writer", F.lit(args.writer))
         kind = KINDS[round_no % len(KINDS)]
         outcome: dict = {"round": round_no, "kind": kind, "ok": True, "error": None}
+        waits.count = 0
+        began = time.time()
         try:
             if kind == "results":
                 sinks.write_results(spark, [record], str(folder / kind), run_id=run_id)
@@ -83,6 +105,7 @@ def main() -> int:
                 sinks.write_valid(spark, rows, str(folder / kind), run_id=run_id)
         except Exception as exc:  # noqa: BLE001 - reported to the test, which fails on it
             outcome = {**outcome, "ok": False, "error": f"{type(exc).__name__}: {str(exc)[:1500]}"}
+        outcome.update(began=began, ended=time.time(), lock_waits=waits.count)
         print(json.dumps(outcome), flush=True)
     spark.stop()
     return 0

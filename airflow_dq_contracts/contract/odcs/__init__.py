@@ -42,12 +42,14 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from ..column_paths import quote_name
 from ..errors import ContractValidationError, ValidationIssue
 from ..validators import slug
 from ..yamlsrc import Path, SourceMap, format_path
 from .common import Found, exact, plain
+from .location import carried, object_dataset
 from .quality import Scope, compile_rule
-from .schema import column_name, compile_property
+from .schema import column_name, compile_property, nested_columns
 
 API_VERSION = re.compile(r"^v3\.[012]\.\d+$")
 OBJECT_KEYS = (
@@ -124,6 +126,8 @@ class Compilation:
     file: str
     objects: list[CompiledObject]
     issues: list[ValidationIssue]
+    #: the line of ``schema`` (else of the document's first key): where "describes nothing" points
+    schema_line: int | None = None
 
     def select(self, name: str | None) -> CompiledObject:
         """The object ``name`` (or the only one); raises a located error otherwise."""
@@ -139,12 +143,23 @@ class Compilation:
             names = ", ".join(o.name for o in self.objects)
             message = (
                 f"the document describes {len(self.objects)} objects ({names}); a contract checks one dataset: "
-                "name one as FILE#OBJECT, or split it with `dq-contracts import odcs -o DIR`"
+                "name one as FILE#OBJECT (`dq-contracts validate|run` and the operator take the whole document "
+                "as one suite), or split it with `dq-contracts import odcs -o DIR`"
                 if self.objects
-                else "the document describes no object (schema is empty): nothing to check"
+                else NOTHING_DESCRIBED
             )
-            raise ContractValidationError([ValidationIssue(self.file, None, "schema", message)])
+            raise ContractValidationError([ValidationIssue(self.file, self.schema_line, "schema", message)])
         return self.objects[0]
+
+    def require_objects(self) -> list[CompiledObject]:
+        """Every object; a located error when the document describes none (an empty or missing ``schema``)."""
+        if not self.objects:
+            raise ContractValidationError([ValidationIssue(self.file, self.schema_line, "schema", NOTHING_DESCRIBED)])
+        return self.objects
+
+
+#: Why a document with an empty (or no) ``schema`` is refused.
+NOTHING_DESCRIBED = "the document describes no object (schema is empty): nothing to check"
 
 
 class _Origins:
@@ -185,10 +200,12 @@ class _Origins:
 def compile_odcs(data: dict, smap: SourceMap) -> Compilation:
     """Every ``schema[]`` object of an ODCS document as a contract document; refusals collected, located."""
     found = Found(smap)
+    first_key = next(((key,) for key in data), ())
+    schema_line = smap.line(("schema",)) or smap.line(first_key)
     api = data.get("apiVersion")
     if not isinstance(api, str) or not API_VERSION.match(api.strip()):
         found.refuse(("apiVersion",), f"ODCS apiVersion {api!r} is not supported; this reads v3.0.x to v3.2.x")
-        return Compilation(smap.file, [], found.issues)
+        return Compilation(smap.file, [], found.issues, schema_line)
     raw_objects = data.get("schema") or []
     if not isinstance(raw_objects, list):
         found.refuse(("schema",), f"'schema' must be a list of objects, got {type(raw_objects).__name__}")
@@ -200,7 +217,7 @@ def compile_odcs(data: dict, smap: SourceMap) -> Compilation:
         if compiled is not None:
             objects.append(compiled)
     _sla_elements_exist(found, data, objects)
-    return Compilation(smap.file, objects, found.issues)
+    return Compilation(smap.file, objects, found.issues, schema_line)
 
 
 def _top(found: Found, data: dict) -> dict[str, Any]:
@@ -253,7 +270,7 @@ def _object(found: Found, data: dict, raw: Any, path: Path, top: dict, count: in
     table = column_name(raw) or name
     contract_name = data.get("name") if count == 1 and isinstance(data.get("name"), str) else name
     doc: dict[str, Any] = origins.mark({"name": str(contract_name).strip() or name, **top}, ())
-    doc["dataset"] = origins.mark({"table": table}, path)
+    doc["dataset"] = origins.mark(object_dataset(found, data, table, count, notes), path)
     if isinstance(raw.get("description"), str) and raw["description"].strip():
         doc["description"] = raw["description"].strip()
     tags = list(doc.get("tags", [])) + [
@@ -269,6 +286,7 @@ def _object(found: Found, data: dict, raw: Any, path: Path, top: dict, count: in
     if not isinstance(props, list):
         found.refuse(path + ("properties",), "'properties' must be a list")
         props = []
+    nested_quality: list[tuple[dict, Any, Path]] = []  # nested columns' own quality rules
     for index, prop in enumerate(props):
         where = path + ("properties", index)
         if not isinstance(prop, dict) or column_name(prop) is None:
@@ -295,7 +313,14 @@ def _object(found: Found, data: dict, raw: Any, path: Path, top: dict, count: in
                 (position if isinstance(position, int) and position > 0 else 10_000 + index, column["name"], where)
             )
         columns.append(column)
-    _primary_key(doc, columns, table_checks, keys, origins)
+        for nested, nested_checks, nested_notes, nested_path, nested_prop in nested_columns(
+            found, prop, where, quote_name(column["name"])
+        ):
+            notes += nested_notes
+            columns.append(origins.mark(nested, nested_path))
+            table_checks += [origins.mark(check, nested_path) for check in nested_checks]
+            nested_quality.append((nested, nested_prop.get("quality"), nested_path + ("quality",)))
+    _primary_key(doc, columns, table_checks, keys, origins, notes)
     names = tuple(dict.fromkeys(n for n in (name, raw.get("physicalName")) if isinstance(n, str) and n))
     docs: list[dict[str, str]] = []
     for index, prop in enumerate(props):
@@ -312,6 +337,9 @@ def _object(found: Found, data: dict, raw: Any, path: Path, top: dict, count: in
                 docs,
                 origins,
             )
+    for column, rules, where in nested_quality:
+        scope = Scope(column["name"], names, by_property, notes)
+        _quality(found, rules, where, scope, column, table_checks, docs, origins)
     scope = Scope(None, names, by_property, notes)
     _quality(found, raw.get("quality"), path + ("quality",), scope, None, table_checks, docs, origins)
     sla, sla_docs = _sla(found, data, raw, columns, path)
@@ -323,15 +351,25 @@ def _object(found: Found, data: dict, raw: Any, path: Path, top: dict, count: in
         doc["checks"] = table_checks
     _unique_names(doc)
     doc["metadata"] = _metadata(data, raw, notes, docs, sla_docs)
+    carried(found, raw, path, doc)
     lines, paths = origins.resolve(doc, found.smap)
     return CompiledObject(name, doc, lines, paths, notes)
 
 
-def _primary_key(doc: dict, columns: list[dict], table_checks: list[dict], keys: list, origins: _Origins) -> None:
+#: The reading of a single primaryKey, said (with its path) when ``required`` does not already say not null.
+PRIMARY_KEY_NOTE = "a single primaryKey implies not null, whatever required says"
+
+
+def _primary_key(
+    doc: dict, columns: list[dict], table_checks: list[dict], keys: list, origins: _Origins, notes: list[str]
+) -> None:
     if len(keys) == 1:
         column = next(c for c in columns if c["name"] == keys[0][1])
         column["primary_key"] = True
         column.pop("unique", None)
+        # One spelling: a key is not null whatever `required` says (round trips stay identities).
+        if column.pop("nullable", None) is not False:
+            notes.append(f"{format_path(keys[0][2] + ('primaryKey',))}: {PRIMARY_KEY_NOTE}")
     elif len(keys) > 1:
         ordered = [name for _, name, _ in sorted(keys)]
         for column in columns:
@@ -461,14 +499,40 @@ def _metadata(data: dict, raw: dict, notes: list[str], docs: list[dict], sla_doc
     return {"odcs": odcs}
 
 
-def load_odcs(data: dict, smap: SourceMap, duplicates: list, object_name: str | None) -> CompiledObject:
-    """The selected object of an ODCS document, compiled; raises every refusal, located in the ODCS file."""
+def refused(compilation: Compilation, issues: list[ValidationIssue] | None = None) -> ContractValidationError:
+    """The all-or-nothing error of a compilation's refusals (``issues``, default its own).
+
+    When the document has objects to compile, the last refusal ends with the way past it:
+    ``dq-contracts import odcs FILE --partial`` writes the contract without the refused rules and lists them.
+
+    >>> from airflow_dq_contracts.contract.yamlsrc import SourceMap
+    >>> data = {"apiVersion": "v3.0.0", "kind": "DataContract", "schema": [{"name": "t", "properties": [
+    ...     {"name": "a", "quality": [{"type": "library", "rule": "valueInRange"}]}]}]}
+    >>> print(refused(compile_odcs(data, SourceMap("t.odcs.yaml"))))  # doctest: +ELLIPSIS
+    t.odcs.yaml: schema[0].properties[0].quality[0].rule: unknown library metric 'valueInRange'; known: ... (to import the rules that map and list the refused ones: dq-contracts import odcs t.odcs.yaml --partial)
+    """
+    err = ContractValidationError(compilation.issues if issues is None else issues)
+    if not compilation.objects or not err.issues:
+        return err
+    last = err.issues[-1]
+    hint = f" (to import the rules that map and list the refused ones: dq-contracts import odcs {compilation.file} --partial)"
+    return ContractValidationError([*err.issues[:-1], dataclasses.replace(last, message=last.message + hint)])
+
+
+def compile_checked(data: dict, smap: SourceMap, duplicates: list) -> Compilation:
+    """:func:`compile_odcs`, raising every refusal (and duplicate key), located in the ODCS file."""
     compilation = compile_odcs(data, smap)
     issues = [ValidationIssue(smap.file, smap.line(p), format_path(p), m) for p, m in duplicates]
-    issues += compilation.issues
+    if compilation.issues:
+        raise refused(compilation, issues + compilation.issues)
     if issues:
         raise ContractValidationError(issues)
-    return compilation.select(object_name)
+    return compilation
 
 
-__all__ = ["Compilation", "CompiledObject", "compile_odcs", "is_odcs", "load_odcs"]
+def load_odcs(data: dict, smap: SourceMap, duplicates: list, object_name: str | None) -> CompiledObject:
+    """The selected object of an ODCS document, compiled; raises every refusal, located in the ODCS file."""
+    return compile_checked(data, smap, duplicates).select(object_name)
+
+
+__all__ = ["Compilation", "CompiledObject", "compile_checked", "compile_odcs", "is_odcs", "load_odcs", "refused"]

@@ -31,6 +31,7 @@ import re
 from typing import Any
 
 from ..checks import FORMAT_PATTERNS
+from ..column_paths import quote_name
 from ..sqltext import quote_identifier_if_needed, spark_literal
 from ..yamlsrc import Path
 from ..yamlsrc import format_path as _where
@@ -156,11 +157,16 @@ def column_type(found: Found, prop: dict, path: Path, notes: list[str]) -> str |
     return kind
 
 
-def compile_property(found: Found, prop: dict, path: Path) -> tuple[dict[str, Any], list[dict], list[str]]:
-    """``(column, table-level checks, notes)`` of one property (its quality rules are compiled elsewhere)."""
+def compile_property(
+    found: Found, prop: dict, path: Path, name: str | None = None
+) -> tuple[dict[str, Any], list[dict], list[str]]:
+    """``(column, table-level checks, notes)`` of one property (its quality rules are compiled elsewhere).
+
+    ``name``: the column's name when it is not the property's own (a nested property's path).
+    """
     notes: list[str] = []
     found.keys(prop, PROPERTY_KEYS, path, "a property")
-    name = column_name(prop) or "?"
+    name = name or column_name(prop) or "?"
     column: dict[str, Any] = {"name": name}
     kind = column_type(found, prop, path, notes)
     if kind is not None:
@@ -187,13 +193,69 @@ def compile_property(found: Found, prop: dict, path: Path) -> tuple[dict[str, An
         column["tags"] = tags
     if prop.get("properties") and kind not in ("struct", "list", None):
         found.refuse(path + ("properties",), "nested properties on a property that is not an object or array")
-    for key in ("properties", "items", "map"):
-        _nested(found, prop.get(key), path + (key,))
+    _nested(found, prop.get("map"), path + ("map",))
     table_checks = _options(found, prop, path, column, kind, notes)
     return column, table_checks, notes
 
 
 NESTED_CONSTRAINTS = ("logicalTypeOptions", "quality", "enum", "unique", "primaryKey")
+#: what a nested property (``properties`` of an object, an array's ``items``) cannot say: a key is a table's
+NESTED_REFUSED = ("primaryKey",)
+
+
+def nested_columns(
+    found: Found, prop: dict, path: Path, parent: str
+) -> list[tuple[dict, list[dict], list[str], Path, dict]]:
+    """The columns of a property's nested ``properties`` / ``items``, named by path (docs/contracts.md "Nested fields").
+
+    An object's property ``city`` under ``address`` is the column ``address.city``; an array's
+    ``items`` is ``tags[]`` and the properties of its items ``items[].sku``. Each is compiled as a
+    property (type, ``required`` → ``nullable: false``, ``unique``, ``logicalTypeOptions``, ``enum``),
+    deeper levels recursively; a ``primaryKey`` inside is refused. Returns ``(column, table-level
+    checks, notes, path, property)`` per nested column, parents before children (the caller compiles
+    the property's ``quality`` rules as for a top-level property).
+
+    >>> from airflow_dq_contracts.contract.yamlsrc import SourceMap
+    >>> prop = {"name": "items", "logicalType": "array", "items": {"logicalType": "object", "properties": [
+    ...     {"name": "sku", "logicalType": "string", "required": True}]}}
+    >>> [c for c, _, _, _, _ in nested_columns(Found(SourceMap("o.yaml")), prop, ("p",), "items")]
+    [{'name': 'items[]', 'type': 'struct'}, {'name': 'items[].sku', 'type': 'string', 'nullable': False}]
+    """
+    out: list[tuple[dict, list[dict], list[str], Path, dict]] = []
+    kids = prop.get("properties")
+    if kids is not None and not isinstance(kids, list):
+        found.refuse(path + ("properties",), "'properties' must be a list")
+        kids = []
+    for index, kid in enumerate(kids or []):
+        where = path + ("properties", index)
+        if not isinstance(kid, dict) or column_name(kid) is None:
+            found.refuse(where, "a property needs 'name'")
+            continue
+        out += _nested_property(found, kid, where, f"{parent}.{quote_name(column_name(kid) or '')}")
+    items = prop.get("items")
+    if isinstance(items, dict):
+        out += _nested_property(found, items, path + ("items",), f"{parent}[]")
+    elif items is not None:
+        found.refuse(path + ("items",), "'items' must be a mapping (the property of every element)")
+    return out
+
+
+def _nested_property(
+    found: Found, prop: dict, path: Path, name: str
+) -> list[tuple[dict, list[dict], list[str], Path, dict]]:
+    for key in NESTED_REFUSED:
+        if prop.get(key) not in (None, False, [], {}):
+            found.refuse(
+                path + (key,),
+                f"'{key}' inside a nested field: a key is made of top-level columns",
+            )
+    kept = {k: v for k, v in prop.items() if k not in NESTED_REFUSED}
+    column, checks, notes = compile_property(found, kept, path, name=name)
+    if checks:  # exclusive bounds compile to a SQL row_condition over the column: not over a nested path
+        found.refuse(
+            path + ("logicalTypeOptions",), f"exclusive bounds inside a nested field ({name}) cannot be checked"
+        )
+    return [(column, checks, notes, path, prop), *nested_columns(found, prop, path, name)]
 
 
 def _nested(found: Found, value: Any, path: Path) -> None:

@@ -91,7 +91,7 @@ from __future__ import annotations
 
 from airflow_dq_contracts.engine.spark_types import describe_number
 
-from .base import GroupKey, GroupScope, MeasureContext, Measurement, Metric, PlanContext, Scope
+from .base import GroupKey, GroupScope, MeasureContext, Measurement, Metric, PlanContext, Scope, grouped_pass_frame
 from .registry import MEASURED_AS, METRIC_CLASSES, METRICS, metric_for
 
 # The metric classes themselves are listed once, in .registry; import one from its family module.
@@ -107,5 +107,6 @@ __all__ = [
     "PlanContext",
     "Scope",
     "describe_number",
+    "grouped_pass_frame",
     "metric_for",
 ]

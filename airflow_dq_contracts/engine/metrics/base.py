@@ -24,8 +24,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.model import Check
+from airflow_dq_contracts.engine.column_paths import ResolvedPath, resolve
 from airflow_dq_contracts.engine.relational import ReferenceJoin
 from airflow_dq_contracts.engine.spark_types import column, find_field, type_name
+from airflow_dq_contracts.engine.text_read import is_marker
 
 
 @dataclasses.dataclass
@@ -49,10 +51,18 @@ class PlanContext:
         """The top-level field called ``name`` (Spark's case rule), or None."""
         return find_field(self.schema, name, self.case_sensitive)
 
+    def path(self, name: str) -> ResolvedPath | str:
+        """The column path ``name`` (``address.city``, ``items[].sku``, ``attrs[k]``) resolved, or why not.
+
+        The one place a contract's column becomes a Spark expression: :mod:`..column_paths`.
+        """
+        return resolve(self.schema, name, self.case_sensitive)
+
     def missing(self, name: str) -> str:
         """The error message for a column that is not in the data."""
-        names = ", ".join(f.name for f in self.schema.fields[:30])
-        more = "…" if len(self.schema.fields) > 30 else ""
+        fields = [f for f in self.schema.fields if not is_marker(f.name)]
+        names = ", ".join(f.name for f in fields[:30])
+        more = "…" if len(fields) > 30 else ""
         return f"column {name!r} not found in the data (columns: {names}{more})"
 
 
@@ -127,6 +137,36 @@ class GroupKey:
     expression: Column
 
 
+def grouped_pass_frame(
+    rows: Any,
+    members: Sequence[tuple[Any, Sequence[GroupKey]]],
+    scope: Callable[[str | None], Any],
+    by: Sequence[str] = (),
+) -> tuple[Any, list[tuple[Any, int, int]]]:
+    """One grouped pass over ``rows`` (a DataFrame) as a frame, and each member's slice of its values.
+
+    ``members``: the planned checks sharing the pass (each with ``metric`` and ``scope_key``) and their
+    keys. The rows are grouped by the keys (and ``by``) with one count per scope (``scope(key)`` is the
+    :class:`Scope` of a per-check filter), then every member's :meth:`Metric.group_aggregations` over
+    those groups: one row per value of ``by`` (none: one row). Returns ``(frame, [(member, lo, hi)])``.
+    """
+    ordered = sorted(members[0][1], key=lambda k: k.identity)
+    position = {k.identity: i for i, k in enumerate(ordered)}
+    scope_keys = list(dict.fromkeys(item.scope_key for item, _ in members))
+    count_names = {key: ("_dq_n" if key is None else f"_dq_n{i}") for i, key in enumerate(scope_keys)}
+    counts = [F.count(scope(key)(F.lit(1))).alias(name) for key, name in count_names.items()]
+    keyed = [F.col(name) for name in by] + [k.expression.alias(f"_dq_k{i}") for i, k in enumerate(ordered)]
+    grouped = rows.groupBy(*keyed).agg(*counts)
+    exprs: list[Column] = []
+    slices: list[tuple[Any, int, int]] = []
+    for item, keys in members:
+        key_cols = [F.col(f"_dq_k{position[k.identity]}") for k in keys]
+        contributed = item.metric.group_aggregations(GroupScope(key_cols, F.col(count_names[item.scope_key])))
+        slices.append((item, len(exprs), len(exprs) + len(contributed)))
+        exprs.extend(contributed)
+    return (grouped.groupBy(*by).agg(*exprs) if by else grouped.agg(*exprs)), slices
+
+
 @dataclasses.dataclass(frozen=True)
 class MeasureContext:
     """What :meth:`Metric.measure` gets besides its own values."""
@@ -175,12 +215,18 @@ class Metric:
 
     check_type: ClassVar[str]
     level: ClassVar[str]  # "table" | "column"
+    #: whether the check reads a path through array elements (``items[].sku``); others say they cannot
+    reads_elements: ClassVar[bool] = False
     #: set by preconditions that resolve the column: the field as found in the schema
     field: T.StructField | None
+    #: set by preconditions that resolve the column: its path (:mod:`..column_paths`)
+    path: ResolvedPath | None
 
     def __init__(self, check: Check) -> None:
         self.check = check
         self.field = None
+        self.path = None
+        self._bound: Column | None = None
 
     # -- identity ---------------------------------------------------------------------------
     @property
@@ -192,8 +238,66 @@ class Metric:
 
     @property
     def col(self) -> Column:
-        """The checked column."""
+        """The checked column (its value per row; inside :meth:`any_value`, one value of an elements path)."""
+        if self._bound is not None:
+            return self._bound
+        if self.path is not None:
+            return self.path.value
         return column(self.column_name)
+
+    @property
+    def nested_col(self) -> Column | None:
+        """:attr:`col` when it is not simply a top-level column (a nested path or a bound element), else None."""
+        if self._bound is not None or (self.path is not None and self.path.nested):
+            return self.col
+        return None
+
+    @property
+    def elements(self) -> bool:
+        """Whether the checked column is a path through array elements (``items[].sku``)."""
+        return self.path is not None and self.path.elements
+
+    def any_value(self, predicate: Callable[[], Column]) -> Column:
+        """Per row: some value satisfies ``predicate()`` (built from :attr:`col`); never NULL.
+
+        For a scalar column the row's one value; for an elements path every value of the row, through
+        ``exists`` (a row fails when ANY element fails; no values — an empty or NULL array — is false).
+        """
+        if not self.elements:
+            return F.coalesce(predicate(), F.lit(False))
+        assert self.path is not None
+        return F.coalesce(F.exists(self.path.values, lambda v: self.bound(v, predicate)), F.lit(False))
+
+    def bound(self, value: Column, build: Callable[[], Column], predicate: bool = True) -> Column:
+        """``build()`` with :attr:`col` standing for ``value`` (a lambda variable); a predicate's NULL reads false."""
+        saved, self._bound = self._bound, value
+        try:
+            built = build()
+            return F.coalesce(built, F.lit(False)) if predicate else built
+        finally:
+            self._bound = saved
+
+    def has_value(self) -> Column:
+        """Per row: the column has a non-NULL value (for an elements path: at least one)."""
+        return self.any_value(lambda: self.col.isNotNull())
+
+    def is_missing(self) -> Column:
+        """Per row: a value is NULL while its parents are not (a NULL parent is not a NULL child).
+
+        Top-level column: ``col IS NULL``. ``address.city``: ``address`` non-NULL and ``city`` NULL.
+        ``items[].sku``: some non-NULL element has a NULL ``sku``; ``tags[]``: some element is NULL.
+        """
+        if self.path is not None and not self.elements:
+            return self.path.present & self.col.isNull()
+        return self.any_value(lambda: self.col.isNull())
+
+    def value_count(self) -> Column:
+        """Per row: how many non-NULL values the column holds (0/1 for a scalar column)."""
+        if not self.elements:
+            return F.when(self.col.isNotNull(), F.lit(1)).otherwise(F.lit(0))
+        assert self.path is not None
+        values = self.path.values
+        return F.when(values.isNotNull(), F.size(F.filter(values, lambda v: v.isNotNull()))).otherwise(F.lit(0))
 
     @property
     def data_type(self) -> T.DataType:
@@ -211,9 +315,16 @@ class Metric:
         """Why this check cannot run on this schema, or None. Default: its column exists."""
         if self.check.column is None:
             return None
-        self.field = ctx.field(self.check.column)
-        if self.field is None:
-            return ctx.missing(self.check.column)
+        found = ctx.path(self.check.column)
+        if isinstance(found, str):
+            return found
+        if found.elements and not self.reads_elements:
+            return (
+                f"{self.check.type} cannot read every element of an array ({found.text}); "
+                "it reads one value per row (checks on elements: missing, count, whitelist, blacklist, "
+                "pattern, min, max, min_length, max_length)"
+            )
+        self.path, self.field = found, found.field()
         return None
 
     def coordinate(self, peers: list[Metric]) -> None:

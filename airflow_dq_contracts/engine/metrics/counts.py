@@ -11,9 +11,8 @@ from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from airflow_dq_contracts.engine.spark_types import column, count_value, groupable, type_name
+from airflow_dq_contracts.engine.spark_types import count_value, groupable, type_name
 
 from .base import GroupKey, GroupScope, MeasureContext, Measurement, Metric, PlanContext, Scope
 
@@ -33,18 +32,20 @@ class TableDuplicatesMetric(Metric):
     check_type, level = "duplicates", "table"
 
     def precondition(self, ctx: PlanContext) -> str | None:
-        self.fields: list[T.StructField] = []
+        self.keys: list[GroupKey] = []
         for name in self.check.params["columns"]:
-            found = ctx.field(name)
-            if found is None:
-                return ctx.missing(name)
-            if not groupable(found.dataType):
-                return f"column {name!r} is {type_name(found.dataType)}; maps cannot be compared for duplicates"
-            self.fields.append(found)
+            found = ctx.path(name)
+            if isinstance(found, str):
+                return found
+            if found.elements:
+                return f"column {found.text!r} is every element of an array; duplicates compare one value per row"
+            if not groupable(found.data_type):
+                return f"column {name!r} is {type_name(found.data_type)}; maps cannot be compared for duplicates"
+            self.keys.append(GroupKey(f"col:{found.text}", found.value))
         return None
 
     def group_keys(self) -> list[GroupKey] | None:
-        return [GroupKey(f"col:{f.name}", column(f.name)) for f in self.fields]
+        return list(self.keys)
 
     def group_aggregations(self, group: GroupScope) -> list[Column]:
         return [group.rows(), group.distinct_non_null()]
@@ -55,11 +56,13 @@ class TableDuplicatesMetric(Metric):
 
 
 class CountMetric(Metric):
-    """``count``: non-null values (any type)."""
+    """``count``: non-null values (any type); on an elements path, the non-null values of all elements."""
 
-    check_type, level = "count", "column"
+    check_type, level, reads_elements = "count", "column", True
 
     def aggregations(self, scope: Scope) -> list[Column]:
+        if self.elements:  # the non-null values of every row's elements
+            return [F.sum(scope(self.value_count()))]
         return [F.count(scope(self.col))]
 
     def measure(self, scan: Sequence[Any], grouped: Sequence[Any], ctx: MeasureContext) -> Measurement:
@@ -67,19 +70,23 @@ class CountMetric(Metric):
 
 
 class MissingMetric(Metric):
-    """``missing``: NULL rows (count or pct); each NULL row violates."""
+    """``missing``: NULL rows (count or pct); each NULL row violates.
 
-    check_type, level = "missing", "column"
+    On a nested path a NULL parent is not a NULL child (:meth:`Metric.is_missing`); on an elements
+    path a row is missing when any of its values is NULL.
+    """
+
+    check_type, level, reads_elements = "missing", "column", True
 
     def aggregations(self, scope: Scope) -> list[Column]:
-        return [scope.count_if(self.col.isNull())]
+        return [scope.count_if(self.is_missing())]
 
     def measure(self, scan: Sequence[Any], grouped: Sequence[Any], ctx: MeasureContext) -> Measurement:
         nulls = count_value(scan[0])
         return self.ratio(nulls, ctx, failed_rows=nulls)
 
     def violation(self, window_count: Column | None = None) -> Column | None:
-        return self.col.isNull()
+        return self.is_missing()
 
 
 class _GroupedColumnMetric(Metric):

@@ -154,7 +154,7 @@ class ReconciliationMetric(_AgainstReference):
 
     def aggregations(self, scope: Scope) -> list[Column]:
         if self.measure_kind == "sum":
-            return [sum_expression(self.column_name, self.data_type, scope), F.count(scope(self.col))]
+            return [sum_expression(self.col, self.data_type, scope), F.count(scope(self.col))]
         return []
 
     def group_keys(self) -> list[GroupKey] | None:

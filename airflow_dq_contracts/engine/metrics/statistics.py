@@ -28,13 +28,17 @@ from airflow_dq_contracts.engine.spark_types import (
 from .base import MeasureContext, Measurement, Metric, PlanContext, Scope
 
 
-def sum_expression(name: str, data_type: T.DataType, scope: Callable[[Column], Column] = lambda c: c) -> Column:
-    """The sum of a numeric column: exact 64-bit for integers (NULL on overflow), exact for decimals, double else."""
+def sum_expression(
+    value: str | Column, data_type: T.DataType, scope: Callable[[Column], Column] = lambda c: c
+) -> Column:
+    """The sum of a numeric column (a name or an expression): exact 64-bit for integers (NULL on overflow), exact
+    for decimals, double else."""
+    col = column(value) if isinstance(value, str) else value
     if isinstance(data_type, INTEGRAL_TYPES):
-        return F.try_sum(scope(column(name).cast("long")))
+        return F.try_sum(scope(col.cast("long")))
     if isinstance(data_type, T.DecimalType):
-        return F.try_sum(scope(column(name)))
-    return F.sum(scope(column(name).cast("double")))
+        return F.try_sum(scope(col))
+    return F.sum(scope(col.cast("double")))
 
 
 class _NumericStat(Metric):
@@ -90,7 +94,7 @@ class SumMetric(_NumericStat):
     check_type, level = "sum", "column"
 
     def statistic(self, scope: Scope) -> Column:
-        return sum_expression(self.column_name, self.data_type, scope)
+        return sum_expression(self.col, self.data_type, scope)
 
     def aggregations(self, scope: Scope) -> list[Column]:
         exprs = super().aggregations(scope)
@@ -174,8 +178,11 @@ class ReducedStatistic(Metric):
     """
 
     reducer: ClassVar[Callable[[Column], Column]]
+    #: the reducer of one row's element values (``array_min``…), for elements paths; None: not on elements
+    element_reducer: ClassVar[str | None] = None
     #: the validator bound a single row's value can cross (None: no per-row reading)
     side: ClassVar[str | None] = None
+    reads_elements = True
 
     @property
     def value(self) -> Column:  # pragma: no cover - abstract
@@ -183,11 +190,23 @@ class ReducedStatistic(Metric):
         raise NotImplementedError
 
     def statistic_violation(self) -> Column | None:
-        """Per row: the value beyond the validator's bound on :attr:`side`, tolerance included (if any)."""
-        return self.beyond_limit(self.value, self.side)
+        """Per row: the value beyond the validator's bound on :attr:`side`, tolerance included (if any).
+
+        For an elements path: any element's value beyond it.
+        """
+        if self.beyond_limit(F.lit(0), self.side) is None:
+            return None
+        return self.any_value(lambda: self.beyond_limit(self.value, self.side))  # type: ignore[arg-type, return-value]
 
     def aggregations(self, scope: Scope) -> list[Column]:
-        exprs = [type(self).reducer(scope(self.value)), F.count(scope(self.col))]
+        if self.elements:
+            assert self.path is not None and self.element_reducer is not None
+            per_row = getattr(F, self.element_reducer)(
+                F.transform(self.path.values, lambda v: self.bound(v, lambda: self.value, predicate=False))
+            )
+            exprs = [type(self).reducer(scope(per_row)), F.sum(scope(self.value_count()))]
+        else:
+            exprs = [type(self).reducer(scope(self.value)), F.count(scope(self.col))]
         predicate = self.statistic_violation()
         if predicate is not None:
             exprs.append(scope.count_if(predicate))
@@ -222,7 +241,7 @@ class _ExtremeMetric(ReducedStatistic):
     def value(self) -> Column:
         """The column in metric units: numbers as they are, dates/timestamps in epoch seconds."""
         if isinstance(self.data_type, TIME_TYPES):
-            micros = instant_micros(self.column_name, self.data_type)
+            micros = instant_micros(self.column_name, self.data_type, self.nested_col)
             assert micros is not None
             return micros / F.lit(float(MICROS_PER_SECOND))
         return self.col
@@ -232,9 +251,11 @@ class MinMetric(_ExtremeMetric):
     """``min``; per row (when the validator has a lower bound): value < lower − tolerance."""
 
     check_type, level, reducer, side = "min", "column", F.min, "lower"
+    element_reducer = "array_min"
 
 
 class MaxMetric(_ExtremeMetric):
     """``max``; per row (when the validator has an upper bound): value > upper + tolerance."""
 
     check_type, level, reducer, side = "max", "column", F.max, "upper"
+    element_reducer = "array_max"

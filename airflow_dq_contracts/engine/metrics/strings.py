@@ -29,7 +29,12 @@ class _ConformanceMetric(Metric):
         """True for a non-null value that conforms (only evaluated on non-null values)."""
         raise NotImplementedError
 
+    reads_elements = True
+
     def aggregations(self, scope: Scope) -> list[Column]:
+        if self.elements:
+            # A row conforms when it has a value and none of its non-null values breaks the rule.
+            return [scope.count_if(self.has_value() & ~self.breaks()), scope.count_if(self.has_value())]
         # Non-conforming = non-null − conforming: the rule (a regex, say) runs once per row.
         return [scope.count_if(self.col.isNotNull() & self.conforming()), F.count(scope(self.col))]
 
@@ -37,8 +42,12 @@ class _ConformanceMetric(Metric):
         conforming = count_value(scan[0])
         return self.ratio(conforming, ctx, failed_rows=count_value(scan[1]) - conforming)
 
+    def breaks(self) -> Column:
+        """Per row: some non-null value does not conform (for an elements path: any element)."""
+        return self.any_value(lambda: self.col.isNotNull() & ~self.conforming())
+
     def violation(self, window_count: Column | None = None) -> Column | None:
-        return self.col.isNotNull() & ~self.conforming()
+        return self.breaks()
 
 
 def _text(value: Any) -> str:
@@ -63,12 +72,12 @@ class _MembershipMetric(_ConformanceMetric):
         data_type = self.data_type
         values = list(self.check.params["values"])
         self.lower = False
+        self.as_text = False
         if isinstance(data_type, T.StringType):
             self.values: list[Any] = [_text(v) for v in values]
             self.lower = not self.check.params.get("case_sensitive", True)
             if self.lower:
                 self.values = [v.lower() for v in self.values]
-            self.compared = self.col
         elif isinstance(data_type, NUMERIC_TYPES):
             converted = []
             for value in values:
@@ -89,7 +98,6 @@ class _MembershipMetric(_ConformanceMetric):
                     number = float(number)
                 converted.append(number)
             self.values = converted
-            self.compared = self.col
         elif isinstance(data_type, T.BooleanType):
             converted = []
             for value in values:
@@ -100,13 +108,17 @@ class _MembershipMetric(_ConformanceMetric):
                 else:
                     return f"value {value!r} can never equal a boolean of column {self.column_name!r}; give true/false"
             self.values = converted
-            self.compared = self.col
         elif isinstance(data_type, (T.ArrayType, T.MapType, T.StructType, T.BinaryType)):
             return f"column {self.column_name!r} is {type_name(data_type)}; {self.check.type} compares scalar values"
         else:  # dates, timestamps, intervals…: compared as their text
             self.values = [_text(v) for v in values]
-            self.compared = self.col.cast("string")
+            self.as_text = True
         return None
+
+    @property
+    def compared(self) -> Column:
+        """The value as compared with ``values`` (dates, timestamps… as their text)."""
+        return self.col.cast("string") if self.as_text else self.col
 
     def member(self) -> Column:
         target = F.lower(self.compared) if self.lower else self.compared
@@ -193,6 +205,9 @@ class _LengthMetric(ReducedStatistic):
 
     def aggregations(self, scope: Scope) -> list[Column]:
         if self.return_type:
+            if self.elements:
+                breaks = self.any_value(lambda: self.col.isNotNull() & ~self.conforming())
+                return [scope.count_if(self.has_value() & ~breaks), scope.count_if(self.has_value())]
             return [scope.count_if(self.conforming()), F.count(scope(self.col))]
         return super().aggregations(scope)
 
@@ -204,7 +219,7 @@ class _LengthMetric(ReducedStatistic):
 
     def violation(self, window_count: Column | None = None) -> Column | None:
         if self.return_type:
-            return self.col.isNotNull() & ~self.conforming()
+            return self.any_value(lambda: self.col.isNotNull() & ~self.conforming())
         return self.statistic_violation()
 
 
@@ -212,15 +227,18 @@ class MinLengthMetric(_LengthMetric):
     """``min_length``; per row without ``return``: length < lower bound − tolerance."""
 
     check_type, level, reducer, side = "min_length", "column", F.min, "lower"
+    element_reducer = "array_min"
 
 
 class MaxLengthMetric(_LengthMetric):
     """``max_length``; per row without ``return``: length > upper bound + tolerance."""
 
     check_type, level, reducer, side = "max_length", "column", F.max, "upper"
+    element_reducer = "array_max"
 
 
 class AvgLengthMetric(_LengthMetric):
     """``avg_length``: mean length of non-null values (no per-row reading without ``return``)."""
 
     check_type, level, reducer = "avg_length", "column", F.avg
+    reads_elements = False

@@ -42,10 +42,13 @@ class _TimeColumnMetric(Metric):
 
     def precondition(self, ctx: PlanContext) -> str | None:
         name = self.check.params[self.time_param]
-        self.field = ctx.field(name)
-        if self.field is None:
-            return ctx.missing(name)
-        if instant_micros(self.field.name, self.field.dataType) is None:
+        found = ctx.path(name)
+        if isinstance(found, str):
+            return found
+        if found.elements:
+            return f"{self.check.type} reads one time per row; {found.text} is every element of an array"
+        self.path, self.field = found, found.field()
+        if instant_micros(self.field.name, self.field.dataType, self.nested_col) is None:
             return (
                 f"column {self.field.name!r} is {type_name(self.field.dataType)}; {self.check.type} needs "
                 "a date, timestamp or timestamp text column"
@@ -55,13 +58,17 @@ class _TimeColumnMetric(Metric):
     @property
     def micros(self) -> Column:
         assert self.field is not None
-        expression = instant_micros(self.field.name, self.field.dataType)
+        expression = instant_micros(self.field.name, self.field.dataType, self.nested_col)
         assert expression is not None
         return expression
 
 
 class FreshnessMetric(_TimeColumnMetric):
-    """``freshness``: hours from the newest (``aggregation: min`` → oldest) timestamp to the reference."""
+    """``freshness``: hours from the newest (``aggregation: min`` → oldest) timestamp to the reference.
+
+    A timestamp after the reference by more than ``timeliness.FUTURE_SKEW`` is an error naming both
+    times (the reference time is wrong); within the skew the age is 0.
+    """
 
     check_type, level, time_param = "freshness", "table", "timestamp_column"
 
@@ -83,8 +90,12 @@ class FreshnessMetric(_TimeColumnMetric):
                 f"the {self.check.params.get('aggregation', 'max')} of {name!r} "
                 "is outside the representable years 1–9999"
             )
-        age = timeliness.age_hours(ctx.reference_time, moment)
-        note = f"{self.check.params.get('aggregation', 'max')}({name}) = {format_time(moment)}"
+        what = f"{self.check.params.get('aggregation', 'max')}({name})"
+        measured = timeliness.freshness_age(ctx.reference_time, moment, what)
+        if measured.problem:  # data newer than the reference: the reference is wrong, not the data fresh
+            return Measurement.failure(measured.problem)
+        age = measured.age_hours
+        note = f"{what} = {format_time(moment)}"
         if parsed < non_null:
             note += f"; {non_null - parsed} value(s) could not be read as a time and were ignored"
         return Measurement(age, note=note)

@@ -4,21 +4,22 @@ Only :mod:`airflow_dq_contracts.cli.suggest` imports this module.
 
 Example::
 
-    suggestion = suggest_from_cli(args, name="orders", input_format="delta", partition_by=["day"], say=print)
+    suggestion = suggest_from_cli(
+        args, name="orders", input_format="csv", input_options={"sep": ";"}, partition_by=[], say=print
+    )
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from airflow_dq_contracts.contract import load_contract
 from airflow_dq_contracts.engine.cli_run import start_spark
-from airflow_dq_contracts.engine.runner import DatasetError, read_dataset
+from airflow_dq_contracts.engine.runner import DatasetError
 from airflow_dq_contracts.engine.spark_errors import first_line
 
-from . import ProfileError, Suggestion, suggest
+from . import ProfileError, Suggestion, input_dataset, read_input, suggest
 
 
 def suggest_from_cli(
@@ -28,8 +29,11 @@ def suggest_from_cli(
     input_format: str,
     partition_by: Sequence[str],
     say: Callable[[str], None],
+    input_options: Mapping[str, str] | None = None,
 ) -> Suggestion:
-    """Read ``--input``/``--table`` (``--filter`` pushed down) and suggest; the session is stopped if started here.
+    """Read ``--input``/``--table`` (``--filter`` pushed down, ``--input-option``s applied) and suggest.
+
+    The session is stopped if started here.
 
     Raises ``ValueError`` for a run that cannot be described (invalid filter, unknown partition
     column) and ``RuntimeError`` (:class:`DatasetError`, :class:`ProfileError`) when the data
@@ -37,9 +41,9 @@ def suggest_from_cli(
     """
     spark, started = start_spark(args, name, say)
     try:
-        stub = load_contract({"name": name})
+        dataset = input_dataset(args.input, args.table, input_format, input_options)
         try:
-            df = read_dataset(spark, stub, args.input, input_format if args.input else None, args.table, args.filter)
+            df = read_input(spark, dataset, args.filter)
             columns = df.columns
         except (ValueError, DatasetError):
             raise
@@ -48,7 +52,6 @@ def suggest_from_cli(
         missing = [c for c in partition_by if c not in columns]
         if missing:
             raise ValueError(f"--partition-column {missing[0]!r} is not a column of the input")
-        dataset = {"table": args.table} if args.table else {"path": args.input, "format": input_format}
         source = args.table or args.input
         say(f"profiling {source}" + (f" where {args.filter}" if args.filter else ""))
         try:

@@ -43,11 +43,22 @@ class ColumnProfile:
     values: dict[str, int] | None = None
     #: exact ``COUNT(*) − COUNT(DISTINCT column)`` when the column was a key candidate, else None
     duplicates: int | None = None
+    #: the Spark type in the data when the profile read the column as another (``string`` holding
+    #: numbers and missing-value tokens, profiled as ``double``), else None
+    read_from: str | None = None
+    #: missing-value token → values of this column read as NULL because of it (counted in ``nulls``)
+    token_nulls: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: a nested field: ``field`` (a struct field, ``address.city``) or ``elements`` (``items[].sku``,
+    #: ``tags[]``: ``nulls`` counts rows holding a NULL value, ranges and lengths reduce over every
+    #: value); None for a top-level column
+    path: str | None = None
+    #: rows with no value and no NULL: a NULL parent, or a NULL or empty array (nested fields only)
+    absent: int = 0
 
     @property
     def rows(self) -> int:
         """Rows profiled."""
-        return self.nulls + self.non_null
+        return self.nulls + self.non_null + self.absent
 
     @property
     def null_rate(self) -> float:
@@ -70,6 +81,8 @@ class Profile:
     #: earlier ``num_rows`` values from the results table: (reference time, rows, check name)
     history: list[tuple[dt.datetime, float, str]] = dataclasses.field(default_factory=list)
     history_source: str | None = None
+    #: missing-value tokens read as NULL (``dataset.null_values``), most frequent first
+    null_tokens: list[str] = dataclasses.field(default_factory=list)
     #: (pass name, seconds) in the order they ran — the evidence that it was one scan + grouped passes
     passes: list[tuple[str, float]] = dataclasses.field(default_factory=list)
 

@@ -4,13 +4,23 @@ Every rule is written so that the suggested contract passes on the profiled data
 clean data from the same source, and fails on the faults a pipeline really produces (docs/engine.md,
 "Suggestion rules", is the user's version of this list):
 
+* **nested fields** — every struct field at any depth is a path column (``address.city``) profiled
+  like any column; the fields of an array of structs (``items[].sku``) and the elements of an array
+  of scalars (``tags[]``) get their element type, NULL evidence, ranges and lengths over every value
+  (no allowed values or format); a row with a NULL parent or an empty array has no value, not a
+  NULL (``ColumnProfile.absent``). Maps are declared as a whole. Nested fields are never keys nor
+  the freshness column;
 * **types** — each column's Spark type as the contract's type; schema conformance (P0, gate) then
-  catches a renamed, dropped or retyped column;
+  catches a renamed, dropped or retyped column. In a text input a string column whose values are
+  all of one type but for missing-value tokens (``NA``, ``NULL``, ``-``…) gets that type, and the
+  tokens go to ``dataset.null_values`` with their counts as evidence;
 * **nullable: false** where no NULL was seen (P1 constraint: the NULL rows are quarantined); a
   column with NULLs gets a ``missing`` share ceiling instead (P2, flag);
 * **keys** — a column with no duplicate and no NULL is a key when the evidence is structural, not
-  luck: integers whose range is dense (≤ rows²/10) or vast (≥ 500·rows², where random collisions
-  are improbable), strings in uuid format or named like an identifier (``*_id``, ``key``, ``code``);
+  luck: a name that marks an identifier (``id``, ``*_id``, ``key``, ``*_key``, ``uuid``, ``*_uuid``,
+  ``orderId`` — the chance caveat for integers stays as a comment), integers whose range is dense
+  (≤ rows²/10) or vast (≥ 500·rows², where random collisions are improbable), strings in uuid format
+  or named like a code (``code``, ``number``…);
   the first is ``primary_key``, each gets explicit P0 ``missing``/``duplicates`` checks (gate).
   With no single-column key, a two-column key probed without duplicates (table ``duplicates``, P0);
 * **allowed_values** — strings with at most :data:`MAX_ALLOWED_VALUES` distinct values, none of
@@ -67,6 +77,28 @@ SEVERITY_DISTRIBUTION = "P2"
 
 #: Column names that read as identifiers (``order_id``, ``id``, ``orderId``, ``sku_code``).
 KEY_NAME = re.compile(r"((?i:(^|_)(id|key|uuid|guid|code|number|no|nr))$)|([a-z0-9](Id|ID|Key|Uuid|Code)$)")
+#: Column names that mark an identifier: a unique, non-NULL column so named is a key whatever its values.
+IDENTIFIER_NAME = re.compile(r"((?i:(^|[_\-. ])(id|key|uuid))$)|([a-z0-9](Id|ID|Key|KEY|Uuid|UUID)$)")
+#: Values text files write for a missing value (R, pandas, spreadsheets, SQL dumps), tried by the types pass.
+NULL_TOKENS = (
+    "NA",
+    "N/A",
+    "n/a",
+    "#N/A",
+    "NULL",
+    "null",
+    "Null",
+    "None",
+    "none",
+    "nan",
+    "NaN",
+    "NAN",
+    "",
+    "-",
+    "--",
+    "?",
+    ".",
+)
 _TIME_NAME = re.compile(r"(created|updated|modified|event|ingest|load|_ts$|_at$|time)", re.IGNORECASE)
 _RANGED = ("integral", "fractional", "decimal")
 
@@ -85,6 +117,11 @@ class Draft:
 
 
 # ------------------------------------------------------------------------------------ numbers
+
+
+def scalar_text(value: str) -> str:
+    """A value quoted for a comment (``'NA'``, ``''``)."""
+    return repr(value)
 
 
 def count_text(value: float) -> str:
@@ -144,22 +181,43 @@ def length_bounds(shortest: int, longest: int) -> tuple[int, int]:
     return max(0, shortest - margin), longest + margin
 
 
+def _by_chance(profile: ColumnProfile, rows: int) -> str | None:
+    """The birthday caveat of an integer column whose range is neither dense nor vast, else None."""
+    if profile.family != "integral" or profile.minimum is None or profile.maximum is None:
+        return None
+    span = profile.maximum - profile.minimum + 1
+    if span <= rows * rows / 10 or span >= 500 * rows * rows:
+        return None
+    return f"{count_text(rows)} random draws from a range of {number_text(span)} could be duplicate-free by chance"
+
+
+def key_caveat(profile: ColumnProfile, rows: int) -> str | None:
+    """What a key suggested by its name alone cannot rule out (a comment, not a veto), or None.
+
+    >>> item = ColumnProfile("order_id", "bigint", "long", "integral", minimum=5, maximum=999_000)
+    >>> key_caveat(item, 1000)
+    'caveat: 1,000 random draws from a range of 998,996 could be duplicate-free by chance; the key checks tell on later data'
+    """
+    chance = _by_chance(profile, rows)
+    return f"caveat: {chance}; the key checks tell on later data" if chance else None
+
+
 def key_evidence(profile: ColumnProfile, rows: int) -> tuple[bool, str]:
     """Whether a duplicate-free, NULL-free column is a key by the structural rule, and why."""
+    named = IDENTIFIER_NAME.search(profile.name) is not None
     if profile.family == "integral" and profile.minimum is not None and profile.maximum is not None:
         span = profile.maximum - profile.minimum + 1
         if span <= rows * rows / 10:
             return True, f"values {number_text(profile.minimum)} … {number_text(profile.maximum)} are dense"
         if span >= 500 * rows * rows:
             return True, "values spread over a range where random collisions are improbable"
-        return False, (
-            f"not suggested as a key: {count_text(rows)} random draws from a range of {number_text(span)} "
-            "could be duplicate-free by chance"
-        )
+        if named:
+            return True, "named like an identifier"
+        return False, f"not suggested as a key: {_by_chance(profile, rows)}"
     if profile.family == "string":
         if profile.conforming.get("uuid") == profile.non_null:
             return True, "every value is a uuid"
-        if KEY_NAME.search(profile.name):
+        if named or KEY_NAME.search(profile.name):
             return True, "named like an identifier"
         return False, "not suggested as a key: a string column not named like an identifier"
     return False, ""
@@ -172,7 +230,19 @@ def _column(draft: Draft, index: int, item: ColumnProfile, profile: Profile, is_
     rows = profile.rows
     path: tuple[Any, ...] = ("columns", index)
     spec: dict[str, Any] = {"name": item.name, "type": item.declared_type}
-    draft.note(path + ("type",), f"Spark type {item.spark_type}")
+    if item.read_from:
+        tokens = ", ".join(f"{scalar_text(t)} {count_text(n)}" for t, n in item.token_nulls.items())
+        draft.note(
+            path + ("type",),
+            f"Spark type {item.read_from} in the data; every value"
+            + (f" but the missing-value tokens ({tokens}, read as NULL)" if tokens else "")
+            + f" reads as {item.spark_type}",
+        )
+    else:
+        draft.note(path + ("type",), f"Spark type {item.spark_type}")
+        if item.token_nulls:
+            tokens = ", ".join(f"{scalar_text(t)} {count_text(n)}" for t, n in item.token_nulls.items())
+            draft.note(path + ("type",), f"read as NULL (dataset.null_values): {tokens}")
     checks: list[dict[str, Any]] = []
     sampled = " (sample)" if profile.sample else ""
 
@@ -186,6 +256,9 @@ def _column(draft: Draft, index: int, item: ColumnProfile, profile: Profile, is_
                 path + ("primary_key" if is_primary else "unique",),
                 f"no duplicate and no NULL in {count_text(rows)} rows{sampled}; {why}",
             )
+            caveat = key_caveat(item, rows)
+            if caveat:
+                draft.note(path + ("primary_key" if is_primary else "unique",), caveat)
             checks.append({"name": "Key is present", "type": "missing", "max": 0, "severity": SEVERITY_KEY})
             checks.append({"name": "Key is unique", "type": "duplicates", "max": 0, "severity": SEVERITY_KEY})
         elif why:
@@ -197,7 +270,8 @@ def _column(draft: Draft, index: int, item: ColumnProfile, profile: Profile, is_
         if item.nulls == 0 and rows > 0:
             spec["nullable"] = False
             bound = f" (NULL share below {3 / rows:.2g} at 95 %)" if profile.sample else ""
-            draft.note(path + ("nullable",), f"0 NULLs in {count_text(rows)} rows{sampled}{bound}")
+            nulls = "no row with a NULL value" if item.path == "elements" else "0 NULLs"
+            draft.note(path + ("nullable",), f"{nulls} in {count_text(rows)} rows{sampled}{bound}{_absent(item)}")
         elif item.nulls:
             rate = item.null_rate
             ceiling = rate + max(MISSING_MARGIN, 5 * math.sqrt(rate * (1 - rate) / rows))
@@ -214,7 +288,8 @@ def _column(draft: Draft, index: int, item: ColumnProfile, profile: Profile, is_
                 )
                 draft.note(
                     path + ("checks", len(checks) - 1),
-                    f"{count_text(item.nulls)} NULLs in {count_text(rows)} rows{sampled} ({rate:.2%}); "
+                    f"{count_text(item.nulls)} {'rows with a NULL value' if item.path == 'elements' else 'NULLs'} "
+                    f"in {count_text(rows)} rows{sampled} ({rate:.2%}); "
                     f"ceiling = share + max({MISSING_MARGIN}, 5 σ)",
                 )
 
@@ -247,6 +322,14 @@ def _column(draft: Draft, index: int, item: ColumnProfile, profile: Profile, is_
     return spec
 
 
+def _absent(item: ColumnProfile) -> str:
+    """The rows of a nested field with no value at all (they pass its checks), as evidence text."""
+    if not item.absent:
+        return ""
+    why = "a NULL or empty array" if item.path == "elements" else "a NULL parent"
+    return f"; {count_text(item.absent)} rows have no value ({why}: not a NULL, docs/contracts.md 'Nested fields')"
+
+
 def _allowed_values(draft: Draft, path: tuple[Any, ...], item: ColumnProfile, profile: Profile) -> list[str] | None:
     counts = item.values
     if item.family != "string" or not counts:
@@ -268,6 +351,13 @@ def _allowed_values(draft: Draft, path: tuple[Any, ...], item: ColumnProfile, pr
     draft.note(
         path + ("allowed_values",), f"{distinct} distinct values{' (sample)' if profile.sample else ''}: {shown}"
     )
+    missing_like = [v for v in ordered if v in NULL_TOKENS]
+    if missing_like:
+        draft.note(
+            path + ("allowed_values",),
+            f"{', '.join(scalar_text(v) for v in missing_like)} may mean a missing value: "
+            "if so, list it in dataset.null_values and drop it here",
+        )
     return sorted(counts)
 
 
@@ -367,8 +457,8 @@ def _history_points(history: Sequence[tuple[dt.datetime, float, str]]) -> list[t
 
 
 def _freshness(draft: Draft, profile: Profile) -> dict[str, Any] | None:
-    times = [c for c in profile.columns if c.family == "timestamp" and c.maximum is not None]
-    dates = [c for c in profile.columns if c.family == "date" and c.maximum is not None]
+    times = [c for c in profile.columns if c.family == "timestamp" and c.maximum is not None and c.path is None]
+    dates = [c for c in profile.columns if c.family == "date" and c.maximum is not None and c.path is None]
     pool = times or dates
     if not pool:
         return None
@@ -429,6 +519,13 @@ def _completeness(draft: Draft, profile: Profile) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------ draft
 
 
+def _columns_text(profile: Profile) -> str:
+    """``12 columns`` or ``5 columns and 7 nested fields``."""
+    nested = sum(1 for c in profile.columns if c.path)
+    text = f"{len(profile.columns) - nested} columns"
+    return text + (f" and {nested} nested fields" if nested else "")
+
+
 def draft_contract(
     profile: Profile,
     *,
@@ -444,7 +541,7 @@ def draft_contract(
         + (f" (filter: {filter})" if filter else "")
         + f" at {format_time(profile.reference_time)}.",
         f"Profiled {'every row' if not profile.sample else f'a {profile.sample:g} sample'}: "
-        f"{count_text(profile.rows)} rows, {len(profile.columns)} columns, "
+        f"{count_text(profile.rows)} rows, {_columns_text(profile)}, "
         f"{len(profile.passes)} Spark passes ({', '.join(p for p, _ in profile.passes)}).",
         "Severities: keys, schema and arrival gate (P0/P1 table checks); single-row value rules quarantine",
         "(P1); distribution rules flag (P2). Review every line, then commit it beside the pipeline.",
@@ -456,7 +553,9 @@ def draft_contract(
         )
     document = draft.document
     if dataset:
-        document["dataset"] = dataset
+        document["dataset"] = dict(dataset)
+    if profile.null_tokens:
+        _null_values(draft, profile)
     if profile.partition_by:
         document["metadata"] = {"partitioned_by": list(profile.partition_by)}
     sla = _freshness(draft, profile)
@@ -489,6 +588,37 @@ def draft_contract(
     document["checks"] = table_checks
     _renumber(draft)
     return draft
+
+
+def _null_values(draft: Draft, profile: Profile) -> None:
+    """``dataset.null_values``: the tokens the profile read as NULL, with their counts as evidence."""
+    lines = []
+    for token in profile.null_tokens:
+        seen = [(c.name, c.token_nulls[token]) for c in profile.columns if token in c.token_nulls]
+        where = ", ".join(
+            f"{count_text(n)} of {count_text(profile.rows)} values of {name}"
+            if i == 0
+            else f"{count_text(n)} of {name}"
+            for i, (name, n) in enumerate(seen)
+        )
+        plural = "s" if len(seen) != 1 else ""
+        lines.append(f"{scalar_text(token)} in {len(seen)} column{plural}: {where}")
+    typed = [c for c in profile.columns if c.read_from]
+    because = (
+        f"they make {', '.join(c.name for c in typed[:4])}{'…' if len(typed) > 4 else ''} text; "
+        "every other value there has one type"
+    )
+    dataset = draft.document.get("dataset")
+    if isinstance(dataset, dict) and (dataset.get("path") or dataset.get("table")):
+        dataset["null_values"] = list(profile.null_tokens)
+        for line in [*lines, f"read as NULL: {because}"]:
+            draft.note(("dataset", "null_values"), line)
+    else:
+        draft.header.append(
+            f"Missing-value tokens read as NULL: {', '.join(scalar_text(t) for t in profile.null_tokens)} ({because});"
+        )
+        draft.header.append("declare them as dataset.null_values when you name the dataset.")
+        draft.header.extend(f"  {line}" for line in lines)
 
 
 def _renumber(draft: Draft) -> None:

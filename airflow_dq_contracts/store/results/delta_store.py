@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from airflow_dq_contracts.results import (
@@ -244,12 +244,16 @@ class DeltaResultsStore(ResultsStore):
     def __repr__(self) -> str:
         return f"DeltaResultsStore({self.results_table!r} at {self.location!r})"
 
-    def write_run(self, records: Sequence[CheckResult], run_id: str) -> int | None:
+    def write_run(self, records: Sequence[CheckResult], run_id: str, *, attempt: int | None = None) -> int | None:
         """Append a new run's rows with delta-rs (on S3: append or replace); :class:`StoreError` when only
         Spark's writer can commit them."""
         if driver_commits.on_object_store(self.location):
-            return driver_commits.commit_results(self.location, records, run_id, storage_options=self.storage_options)
-        version = driver_commits.append_results(self.location, records, run_id, storage_options=self.storage_options)
+            return driver_commits.commit_results(
+                self.location, records, run_id, storage_options=self.storage_options, attempt=attempt
+            )
+        version = driver_commits.append_results(
+            self.location, records, run_id, storage_options=self.storage_options, attempt=attempt
+        )
         if version is None:
             raise StoreError(
                 f"this commit needs Spark's Delta writer: delta-rs cannot write run {run_id!r} into the results "
@@ -294,6 +298,68 @@ class DeltaResultsStore(ResultsStore):
         # The results table is partitioned by contract_name: this predicate reads one directory.
         return scan_table(table, self.location, "results", wanted, f"contract_name = {sql_string(contract_name)}")
 
+    def read_results_table(self, columns: Sequence[str], optional_columns: Sequence[str] = ()) -> Any:
+        """Every contract's rows as a ``pyarrow.Table`` (``optional_columns`` when the table has them); a missing
+        table is an empty table of ``columns``."""
+        import pyarrow as pa
+
+        try:
+            table = open_table(self.location, storage_options=self.storage_options, what="results")
+        except TableNotFoundError:
+            return pa.table({name: pa.array([], pa.string()) for name in columns})
+        present = set(table.schema().to_arrow().names)
+        wanted = [*columns, *(c for c in optional_columns if c in present and c not in columns)]
+        return scan_table(table, self.location, "results", wanted, None)
+
+    def stream_results_table(self, columns: Sequence[str], optional_columns: Sequence[str] = ()) -> Any:
+        """Every contract's rows as a ``pyarrow.RecordBatchReader`` of ``columns`` (``optional_columns`` when the
+        table has them), read file by file; a missing table is an empty stream of ``columns``."""
+        import pyarrow as pa
+
+        try:
+            table = open_table(self.location, storage_options=self.storage_options, what="results")
+        except TableNotFoundError:
+            return pa.table({name: pa.array([], pa.string()) for name in columns}).to_reader()
+        present = set(table.schema().to_arrow().names)
+        wanted = [*columns, *(c for c in optional_columns if c in present and c not in columns)]
+        return stream_table(table, self.location, "results", wanted, None)
+
+    def query_results_table(self, queries: Callable[[Sequence[str]], Sequence[str]]) -> list[Any] | None:
+        """The results of ``queries(<the table's column names>)`` — DataFusion SQL over the table named ``results``,
+        run by delta-rs's own engine (deletion vectors and column mapping honoured) in one snapshot of the table —
+        as ``pyarrow.Table`` s; None when there is no results table yet."""
+        import pyarrow as pa
+        from deltalake import QueryBuilder
+
+        try:
+            table = open_table(self.location, storage_options=self.storage_options, what="results")
+        except TableNotFoundError:
+            return None
+        try:
+            builder = QueryBuilder().register("results", table)
+            return [
+                pa.RecordBatchReader.from_stream(builder.execute(sql)).read_all()
+                for sql in queries(list(table.schema().to_arrow().names))
+            ]
+        except Exception as exc:  # noqa: BLE001 - DataFusion raises its own errors, OSError, ValueError alike
+            raise StoreError(f"results table {self.location!r} cannot be read: {exc}", self.location) from exc
+
+    def read_registry_rows(self, contract_name: str | None = None) -> list[dict[str, Any]]:
+        """Every registry row, or ``contract_name``'s (see :func:`~airflow_dq_contracts.store.results.registry.read_registry_rows`)."""
+        return registry.read_registry_rows(self.registry_location, contract_name, storage_options=self.storage_options)
+
+    def data_version(self) -> tuple[int | None, ...]:
+        """The versions of the results table and of the registry beside it (None: not there yet)."""
+        versions: list[int | None] = []
+        for location, what in ((self.location, "results"), (self.registry_location, "registry")):
+            try:
+                table = open_table(location, storage_options=self.storage_options, what=what)
+            except TableNotFoundError:
+                versions.append(None)
+                continue
+            versions.append(int(table.version()))
+        return tuple(versions)
+
     def upsert_registry(self, row: Mapping[str, Any]) -> None:
         """Merge ``row`` into the registry with delta-rs; :class:`StoreError` when only Spark's writer can."""
         if not driver_commits.upsert_registry(self.registry_location, row, storage_options=self.storage_options):
@@ -312,7 +378,7 @@ class DeltaResultsStore(ResultsStore):
     def committed_version(self) -> int | None:
         """The results table's current version; None before its first commit."""
         try:
-            table = open_table(self.location, storage_options=self.storage_options, what="results", without_files=True)
+            table = open_table(self.location, storage_options=self.storage_options, what="results")
         except TableNotFoundError:
             return None
         return int(table.version())
@@ -336,10 +402,14 @@ class DeltaResultsStore(ResultsStore):
         """(up to ``limit`` rows per check id, the dataset's columns, rows of the run) of quarantine ``table``.
 
         Reads at most :data:`SAMPLE_SCAN_LIMIT` of the run's rows to find the samples; the count is exact.
+        A table that does not exist yet (no run ever set a row aside) is an answer: no samples, 0 rows.
         """
         where = self._other(table)
         location, options = where.uri, where.options
-        source = open_table(location, storage_options=options, what="quarantine")
+        try:
+            source = open_table(location, storage_options=options, what="quarantine")
+        except TableNotFoundError:
+            return {check_id: [] for check_id in check_ids}, [], 0
         predicate = f"{QUARANTINE_RUN_ID} = {sql_string(run_id)}"
         total = int(scan_table(source, location, "quarantine", [QUARANTINE_RUN_ID], predicate).num_rows)
         samples: dict[str, list[dict[str, Any]]] = {check_id: [] for check_id in check_ids}

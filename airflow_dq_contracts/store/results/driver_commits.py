@@ -52,11 +52,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_dq_contracts.results import RESULT_COLUMNS, CheckResult
-from airflow_dq_contracts.storage.s3 import S3Settings, is_s3
+from airflow_dq_contracts.storage.s3 import S3Settings, is_s3, with_retry_bounds
+from airflow_dq_contracts.store import fencing
 from airflow_dq_contracts.store.commit_lock import local_commit_lock, local_table_path
-from airflow_dq_contracts.store.delta import StoreError, is_path, open_table, plain_rows, sql_string
-from airflow_dq_contracts.store.results.registry import REGISTRY_COLUMNS, REGISTRY_KEY, REGISTRY_TIME_COLUMNS
-from airflow_dq_contracts.timeutil import EPOCH, parse_time, to_utc
+from airflow_dq_contracts.store.delta import StoreError, first_line, is_path, open_table, plain_rows, sql_string
+from airflow_dq_contracts.store.results.outages import note_lost, raise_if_outage, registry_outage
+from airflow_dq_contracts.store.results.registry import (
+    REGISTRY_COLUMNS,
+    REGISTRY_KEY,
+    REGISTRY_TIME_COLUMNS,
+    fold_registry_rows,
+    merge_registry_rows,
+)
+from airflow_dq_contracts.timeutil import parse_time, to_utc
 
 __all__ = [
     "DRIVER_ROWS_LIMIT",
@@ -103,12 +111,6 @@ _ARROW_KINDS = {"string": "string", "double": "float64", "boolean": "bool_", "bi
 
 # Delta's names of the primitive types whose Spark SQL name differs (as Spark's simpleString prints them).
 _SPARK_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
-
-
-def _first_line(exc: BaseException, limit: int = 200) -> str:
-    text = str(exc).strip().splitlines()
-    line = text[0] if text else type(exc).__name__
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def commit_token(kind: str, run_id: str) -> str:
@@ -211,12 +213,10 @@ def delta_uri(location: str) -> str:
 
 
 def _options(location: str, storage_options: Mapping[str, str] | None) -> dict[str, str] | None:
-    """The given options, else (on S3) the standard AWS_* environment's."""
-    if storage_options:
-        return dict(storage_options)
+    """The given options, else (on S3) the standard AWS_* environment's; on S3 with bounded retries."""
     if is_s3(location):
-        return S3Settings.from_env().delta_options() or None
-    return None
+        return with_retry_bounds(storage_options or S3Settings.from_env().delta_options())
+    return dict(storage_options) if storage_options else None
 
 
 def driver_table(
@@ -245,7 +245,7 @@ def driver_table(
             return None
         return table
     except Exception as exc:  # noqa: BLE001 - missing table, unreadable, no deltalake: Spark writes
-        log.debug("table %r: not written by delta-rs here (%s)", location, _first_line(exc))
+        log.debug("table %r: not written by delta-rs here (%s)", location, first_line(exc))
         return None
 
 
@@ -347,6 +347,7 @@ def write_run_rows(
     run_id: str,
     partition_by: Sequence[str] = (),
     token: str | None = None,
+    attempt: int | None = None,
 ) -> int | None:
     """A run's quarantine/valid rows committed by delta-rs to a local table; the rows written, or None.
 
@@ -356,7 +357,8 @@ def write_run_rows(
     an append when the table holds no row of the run, else a predicate overwrite replacing the
     run's rows (a retry) — the same end state as Spark's write. A missing table is first created
     as Spark creates it (:func:`create_local_table`: an empty ``CREATE TABLE`` version 0,
-    partitioned by ``partition_by``). The commit is tagged ``token`` (``userMetadata``).
+    partitioned by ``partition_by``). The commit is tagged ``token`` (``userMetadata``) and carries
+    ``attempt`` (store/fencing.py: a newer attempt's commit there refuses it, never a fallback to Spark).
 
     None — nothing committed, Spark's Delta writes — unless every condition holds: a local path; a
     schema of plain types (:data:`_PLAIN_TYPES`, no field metadata) that delta-rs derives from
@@ -373,7 +375,7 @@ def write_run_rows(
         return None
     try:
         import pyarrow as pa
-        from deltalake import CommitProperties, DeltaTable, Schema, write_deltalake
+        from deltalake import DeltaTable, Schema, write_deltalake
 
         arrow = pa.schema([pa.field(f.name, _nullable_arrow(f.type), True) for f in data.schema])
         # Rebuilt from plain values (≤ DRIVER_ROWS_LIMIT rows: milliseconds): the buffers Spark's Arrow
@@ -382,7 +384,7 @@ def write_run_rows(
         if json.loads(Schema.from_arrow(arrow).to_json()) != dict(schema):
             log.debug("%s table %r: delta-rs would store another schema than Spark's; Spark writes", kind, location)
             return None
-        properties = CommitProperties(custom_metadata={"userMetadata": token}) if token is not None else None
+        properties = fencing.commit_properties(token, run_id, attempt)
         with local_commit_lock(path):
             state = _local_state(path)
             if state == "other":
@@ -401,6 +403,7 @@ def write_run_rows(
                     or protocol.min_writer_version > 2
                 ):
                     return None  # schema evolution, another layout, table features: Spark's Delta
+                fencing.check_attempt(table, f"{kind} table {location!r}", run_id, attempt)
                 absent = _absent_in(table, run_column, run_id)
             if absent:
                 write_deltalake(table, data, mode="append", commit_properties=properties)
@@ -408,12 +411,14 @@ def write_run_rows(
                 predicate = f"{run_column} = {sql_string(run_id)}"
                 write_deltalake(table, data, mode="overwrite", predicate=predicate, commit_properties=properties)
         return int(data.num_rows)
+    except fencing.StaleAttemptError:
+        raise
     except BaseException as exc:  # noqa: BLE001 - also pyo3's PanicException: Spark writes instead (and replaces)
         if not isinstance(exc, Exception) and type(exc).__name__ != "PanicException":
             raise  # KeyboardInterrupt, SystemExit: not ours to map
         # Said, not hidden: the run still ends right (Spark writes and replaces), but a delta-rs failure
         # here is worth a look.
-        log.warning("%s table %r: delta-rs write failed (%s); Spark writes instead", kind, location, _first_line(exc))
+        log.warning("%s table %r: delta-rs write failed (%s); Spark writes instead", kind, location, first_line(exc))
         return None
 
 
@@ -452,7 +457,7 @@ def run_absent(
             "table %r: cannot tell with delta-rs whether run %s has rows (%s); replacing",
             location,
             run_id,
-            _first_line(exc),
+            first_line(exc),
         )
         return False
 
@@ -464,15 +469,16 @@ def append_results(
     *,
     storage_options: Mapping[str, str] | None = None,
     token: str | None = None,
+    attempt: int | None = None,
 ) -> int | None:
     """A new run's results appended by delta-rs (one commit, milliseconds): that commit's version, or None.
 
     None — nothing committed — unless :func:`driver_table` allows it (a local table of the exact
     results schema and partitioning) and the table holds no row of the run (a retry replaces, with
     Spark). The commit is tagged ``token`` (default: a fresh :func:`commit_token`), which the
-    read-back uses to recognise the run's commit. Every record must carry ``run_id``
-    (:class:`~airflow_dq_contracts.store.delta.StoreError` otherwise). A failure after the commit is
-    harmless: Spark's write then finds the run's rows and replaces them.
+    read-back uses to recognise the run's commit, and carries ``attempt`` (store/fencing.py). Every record
+    must carry ``run_id`` (:class:`~airflow_dq_contracts.store.delta.StoreError` otherwise). A failure after
+    the commit is harmless: Spark's write then finds the run's rows and replaces them.
 
     Example::
 
@@ -490,19 +496,22 @@ def append_results(
             table = table and driver_table(location, RESULT_COLUMNS, RESULTS_PARTITION_COLUMNS)
         if table is None:
             return None
-        from deltalake import CommitProperties, write_deltalake
+        from deltalake import write_deltalake
 
-        if not _absent_in(table, "run_id", run_id):
-            return None
         data = _results_arrow(records)
         tag = token if token is not None else commit_token("results", run_id)
+        properties = fencing.commit_properties(tag, run_id, attempt)
         with local_commit_lock(location):
-            write_deltalake(
-                table, data, mode="append", commit_properties=CommitProperties(custom_metadata={"userMetadata": tag})
-            )
+            table.update_incremental()  # the state the commit is made on, read under the lock
+            fencing.check_attempt(table, f"results table {location!r}", run_id, attempt)
+            if not _absent_in(table, "run_id", run_id):
+                return None
+            write_deltalake(table, data, mode="append", commit_properties=properties)
         return int(table.version())
+    except fencing.StaleAttemptError:
+        raise
     except Exception as exc:  # noqa: BLE001 - Spark writes instead (and replaces, should this have committed)
-        log.debug("results table %r: delta-rs append failed (%s); Spark writes", location, _first_line(exc))
+        log.debug("results table %r: delta-rs append failed (%s); Spark writes", location, first_line(exc))
         return None
 
 
@@ -547,22 +556,23 @@ def commit_results(
     storage_options: Mapping[str, str] | None = None,
     token: str | None = None,
     attempts: int = 8,
+    attempt: int | None = None,
 ) -> int:
     """A run's results committed by delta-rs on an object store (S3), where Spark never writes them.
 
     One commit: an append when the table holds no row of ``run_id`` (the first run's append creates
     the table, partitioned by ``contract_name``; two creators race safely, see the module
     docstring), else a predicate overwrite replacing the run's rows (an Airflow retry). A commit
-    refused because another writer committed first is tried again on the new state, up to
-    ``attempts`` times. Returns the version of the commit (tagged ``token``); raises
-    :class:`~airflow_dq_contracts.store.delta.StoreError` naming the table when it cannot commit —
-    never falls back to Spark's Delta, which must not write this table.
+    refused because another writer committed first is tried again on the new state, up to ``attempts``
+    times; it carries the Airflow ``attempt`` (store/fencing.py). Returns the version of the commit
+    (tagged ``token``); raises :class:`~airflow_dq_contracts.store.delta.StoreError` naming the table
+    when it cannot commit — never falls back to Spark's Delta, which must not write this table.
 
     Example::
 
         version = commit_results("s3://lake/dq/results", result.checks, result.run_id)
     """
-    from deltalake import CommitProperties, write_deltalake
+    from deltalake import write_deltalake
     from deltalake.exceptions import CommitFailedError
 
     from airflow_dq_contracts.store.delta import TableNotFoundError
@@ -571,9 +581,9 @@ def commit_results(
     uri, options = delta_uri(location), _options(location, storage_options)
     data = _results_arrow(records)
     tag = token if token is not None else commit_token("results", run_id)
-    properties = CommitProperties(custom_metadata={"userMetadata": tag})
+    properties = fencing.commit_properties(tag, run_id, attempt)
     last: BaseException | None = None
-    for attempt in range(max(1, attempts)):
+    for round_ in range(max(1, attempts)):
         try:
             try:
                 table = open_table(uri, storage_options=options, what="results")
@@ -587,7 +597,7 @@ def commit_results(
                     storage_options=options,
                     commit_properties=properties,
                 )
-                return _version_of(uri, options, tag, "results")
+                return note_lost(uri, run_id, -1, _version_of(uri, options, tag, "results"))
             columns, partitions = _found_schema(table)
             if columns != list(RESULT_COLUMNS) or partitions != list(RESULTS_PARTITION_COLUMNS):
                 raise StoreError(
@@ -596,70 +606,34 @@ def commit_results(
                     "give a new results table",
                     uri,
                 )
+            fencing.check_attempt(table, f"results table {uri!r}", run_id, attempt)
+            read_version = int(table.version())
             if _absent_in(table, "run_id", run_id):
                 write_deltalake(table, data, mode="append", commit_properties=properties)
             else:
                 predicate = f"run_id = {sql_string(run_id)}"
                 write_deltalake(table, data, mode="overwrite", predicate=predicate, commit_properties=properties)
-            return _version_of(uri, options, tag, "results")
+            return note_lost(uri, run_id, read_version, _version_of(uri, options, tag, "results"))
         except CommitFailedError as exc:  # another writer won this version: look again, then retry
             last = exc
-            time.sleep(min(2.0, 0.05 * 2**attempt) * (0.5 + random.random()))
-        except StoreError:
-            raise
+            log.info("results table %r: run %s's commit refused (try %d); retrying", uri, run_id, round_ + 1)
+            time.sleep(min(2.0, 0.05 * 2**round_) * (0.5 + random.random()))
         except Exception as exc:  # noqa: BLE001 - delta-rs/object_store errors: one located StoreError
+            raise_if_outage(exc, "results", uri, f"committing run {run_id}")
+            if isinstance(exc, StoreError):
+                raise
             raise StoreError(
-                f"results table {uri!r}: delta-rs could not commit run {run_id}: {_first_line(exc)}", uri
+                f"results table {uri!r}: delta-rs could not commit run {run_id}: {first_line(exc)}", uri
             ) from None
     raise StoreError(
         f"results table {uri!r}: run {run_id}'s commit was refused {attempts} times by concurrent commits "
-        f"({_first_line(last) if last else 'no reason'})",
+        f"({first_line(last) if last else 'no reason'})",
         uri,
     )
 
 
 # --------------------------------------------------------------------------------------------
 # The registry
-
-
-def merge_registry_rows(existing: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> dict[str, Any]:
-    """The registry row after ``incoming`` (one run's row) is upserted onto ``existing`` (or None).
-
-    The newer run (by ``last_run_at``; a row without one counts as older) supplies every field;
-    ``first_run_at`` is the earliest of the two whatever their order.
-
-    >>> import datetime as dt
-    >>> day = lambda d: dt.datetime(2024, 5, d)
-    >>> old = {"owner": "a", "first_run_at": day(2), "last_run_at": day(2), "last_run_id": "r2"}
-    >>> late = merge_registry_rows(old, {"owner": "b", "first_run_at": day(3), "last_run_at": day(3), "last_run_id": "r3"})
-    >>> late["owner"], late["first_run_at"].day, late["last_run_id"]
-    ('b', 2, 'r3')
-    >>> early = merge_registry_rows(old, {"owner": "c", "first_run_at": day(1), "last_run_at": day(1), "last_run_id": "r1"})
-    >>> early["owner"], early["first_run_at"].day, early["last_run_id"]
-    ('a', 1, 'r2')
-    """
-    if existing is None:
-        return dict(incoming)
-    newer = existing.get("last_run_at") is None or (
-        incoming.get("last_run_at") is not None and incoming["last_run_at"] >= existing["last_run_at"]
-    )
-    merged = {name: (incoming if newer else existing).get(name) for name, _ in REGISTRY_COLUMNS}
-    firsts = [t for t in (existing.get("first_run_at"), incoming.get("first_run_at")) if t is not None]
-    merged["first_run_at"] = min(firsts) if firsts else None
-    return merged
-
-
-def fold_registry_rows(found: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> dict[str, Any]:
-    """The key's stored rows (normally one) folded oldest first, then ``row`` upserted onto them.
-
-    >>> import datetime as dt
-    >>> fold_registry_rows([], {"owner": "a", "last_run_at": dt.datetime(2024, 5, 1)})["owner"]
-    'a'
-    """
-    existing: dict[str, Any] | None = None
-    for other in sorted(found, key=lambda r: r["last_run_at"] or EPOCH):
-        existing = merge_registry_rows(existing, other)
-    return merge_registry_rows(existing, row)
 
 
 def registry_key_predicate(row: Mapping[str, Any]) -> str:
@@ -722,7 +696,11 @@ def upsert_registry(
     row = {**row, **{name: to_utc(row[name]) for name in REGISTRY_TIME_COLUMNS if row.get(name) is not None}}
     table = driver_table(location, REGISTRY_COLUMNS, storage_options=storage_options)
     if table is None and on_object_store(location):
-        return _create_registry(location, row, storage_options)
+        table = _open_or_create_registry(location, row, storage_options)
+        if table is True:
+            return True
+        if table is None:
+            return False
     try:
         path = local_table_path(location)
         if table is None and path is not None and _local_state(path) == "missing":
@@ -756,30 +734,45 @@ def upsert_registry(
                 table.update_incremental()
         return False
     except Exception as exc:  # noqa: BLE001 - Spark upserts instead (the merge is idempotent)
-        log.debug("registry table %r: delta-rs upsert failed (%s); Spark writes", location, _first_line(exc))
+        registry_outage(location, row, exc)
+        log.debug("registry table %r: delta-rs upsert failed (%s); Spark writes", location, first_line(exc))
         return False
 
 
-def _create_registry(location: str, row: Mapping[str, Any], storage_options: Mapping[str, str] | None) -> bool:
-    """An object store's registry table created by its first row (delta-rs); False when it exists already.
+def _open_or_create_registry(
+    location: str, row: Mapping[str, Any], storage_options: Mapping[str, str] | None, attempts: int = 5
+) -> Any:
+    """An object store's registry table: True when ``row`` created it, the table opened with delta-rs
+    when it exists (the caller upserts onto it), None when it cannot be written here.
 
-    Two first runs racing both append (delta-rs retries the loser's commit as an append): the key
-    then has two rows, which every read folds into one (:func:`fold_registry_rows`) and the next
-    upsert of the key replaces.
+    Concurrent first runs race: one creates the table while another is between its look and its
+    write, or mid-way through opening it. Each round looks again (creation by an append, else the
+    table as it now is); only a table that stays unreadable or of another schema ends in None.
+    Two first runs that both append leave the key two rows, which every read folds into one
+    (:func:`fold_registry_rows`) and the next upsert of the key replaces.
     """
-    try:
-        import pyarrow as pa
-        from deltalake import write_deltalake
+    import pyarrow as pa
+    from deltalake import write_deltalake
 
-        from airflow_dq_contracts.store.delta import table_exists
+    from airflow_dq_contracts.store.delta import table_exists
 
-        uri, options = delta_uri(location), _options(location, storage_options)
-        if table_exists(uri, options):
-            return False  # another schema (Spark must not write it either: the caller says so)
-        names = [name for name, _ in REGISTRY_COLUMNS]
-        data = pa.Table.from_pylist([{name: row.get(name) for name in names}], schema=arrow_schema(REGISTRY_COLUMNS))
-        write_deltalake(uri, data, mode="append", description=REGISTRY_DESCRIPTION, storage_options=options)
-        return True
-    except Exception as exc:  # noqa: BLE001 - the caller reports the registry as not written
-        log.warning("registry table %r: delta-rs could not create it (%s)", location, _first_line(exc))
-        return False
+    uri, options = delta_uri(location), _options(location, storage_options)
+    names = [name for name, _ in REGISTRY_COLUMNS]
+    reason = "it exists with another schema or cannot be read"
+    for attempt in range(attempts):
+        try:
+            if not table_exists(uri, options):
+                data = pa.Table.from_pylist(
+                    [{name: row.get(name) for name in names}], schema=arrow_schema(REGISTRY_COLUMNS)
+                )
+                write_deltalake(uri, data, mode="append", description=REGISTRY_DESCRIPTION, storage_options=options)
+                return True
+        except Exception as exc:  # noqa: BLE001 - an outage raises; a lost creation race looks again
+            registry_outage(location, row, exc)
+            reason = first_line(exc)
+        table = driver_table(location, REGISTRY_COLUMNS, storage_options=storage_options)
+        if table is not None:
+            return table
+        time.sleep(min(2.0, 0.1 * 2**attempt) * (0.5 + random.random()))
+    log.warning("registry table %r: delta-rs cannot write it (%s)", location, reason)
+    return None

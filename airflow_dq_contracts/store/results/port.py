@@ -16,7 +16,8 @@ Implementations:
 
 A backend implements the abstract methods; the readers' conveniences (:meth:`ResultsStore.read_run_result`)
 are built on them here. Optional capabilities a backend may lack (:meth:`ResultsStore.count_run_rows`,
-:meth:`ResultsStore.read_history_table`, :meth:`ResultsStore.quarantine_samples`) raise
+:meth:`ResultsStore.read_history_table`, :meth:`ResultsStore.quarantine_samples`,
+:meth:`ResultsStore.read_results_table`, :meth:`ResultsStore.read_registry_rows`) raise
 :class:`~airflow_dq_contracts.storage.locations.StoreError` saying so.
 
 Example::
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from airflow_dq_contracts.results import CheckResult, ContractResult
@@ -56,10 +57,12 @@ class ResultsStore(abc.ABC):
     results_table: str
 
     @abc.abstractmethod
-    def write_run(self, records: Sequence[CheckResult], run_id: str) -> int | None:
+    def write_run(self, records: Sequence[CheckResult], run_id: str, *, attempt: int | None = None) -> int | None:
         """Save one run's result rows: an append when the run is new, a replacement of its rows on a retry.
 
         Returns the table version of the commit that holds them (None when it cannot be told).
+        ``attempt`` (the run's attempt; None: not given) travels with the commit, and a newer attempt's
+        commit already there refuses it (:class:`~airflow_dq_contracts.store.fencing.StaleAttemptError`).
         """
 
     @abc.abstractmethod
@@ -103,6 +106,35 @@ class ResultsStore(abc.ABC):
     ) -> tuple[dict[str, list[dict[str, Any]]], list[str], int]:
         """(up to ``limit`` quarantined rows per check id, the dataset's column names, rows of the run)."""
         raise StoreError(f"{type(self).__name__} cannot read quarantined rows")
+
+    def read_results_table(self, columns: Sequence[str], optional_columns: Sequence[str] = ()) -> Any:
+        """Every contract's rows as a ``pyarrow.Table`` of ``columns`` (and ``optional_columns`` the table has).
+
+        For readers of the whole table (the Airflow UI's overview); a missing table is an empty table.
+        """
+        raise StoreError(f"{type(self).__name__} cannot read the whole results table")
+
+    def stream_results_table(self, columns: Sequence[str], optional_columns: Sequence[str] = ()) -> Any:
+        """:meth:`read_results_table` as a ``pyarrow.RecordBatchReader``: readers that aggregate the whole table
+        batch by batch never hold all of it (a backend without a streaming scan reads it whole)."""
+        return self.read_results_table(columns, optional_columns).to_reader()
+
+    def read_registry_rows(self, contract_name: str | None = None) -> list[dict[str, Any]]:
+        """Every registry row (every contract version), or those of ``contract_name``; [] without a registry."""
+        raise StoreError(f"{type(self).__name__} cannot list the registry")
+
+    def query_results_table(self, queries: Callable[[Sequence[str]], Sequence[str]]) -> list[Any] | None:
+        """SQL aggregates of the results table, computed where it is read (the Airflow UI's per-run summary).
+
+        ``queries`` gets the table's column names and returns SQL queries over the table named ``results``; their
+        results come back as ``pyarrow.Table`` s, in order (read whole: meant for aggregates). None: this backend
+        runs no SQL, or there is no results table yet — the reader falls back to :meth:`stream_results_table`.
+        """
+        return None
+
+    def data_version(self) -> tuple[int | None, ...]:
+        """A value that changes whenever what the readers see changes (table versions); for readers' caches."""
+        return (self.committed_version(),)
 
     # ------------------------------------------------------------------ built on the above
 

@@ -24,7 +24,7 @@ import datetime as dt
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_dq_contracts.store.delta import (
@@ -42,7 +42,11 @@ __all__ = [
     "REGISTRY_KEY",
     "REGISTRY_TABLE_NAME",
     "contract_text_hash",
+    "fold_registry_rows",
+    "folded_by_key",
+    "merge_registry_rows",
     "read_registry",
+    "read_registry_rows",
     "registry_row",
     "registry_table_for",
 ]
@@ -197,10 +201,84 @@ def read_registry(
     predicate = f"contract_name = {sql_string(contract_name)}"
     if contract_version is not None:
         predicate += f" AND contract_version = {sql_string(contract_version)}"
-    rows = plain_rows(scan_table(table, path, "registry", None, predicate))
+    rows = folded_by_key(plain_rows(scan_table(table, path, "registry", None, predicate)))
     if not rows:
         return None
+    return max(rows, key=lambda r: r.get("last_run_at") or EPOCH)
+
+
+def merge_registry_rows(existing: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> dict[str, Any]:
+    """The registry row after ``incoming`` (one run's row) is upserted onto ``existing`` (or None).
+
+    The newer run (by ``last_run_at``; a row without one counts as older) supplies every field;
+    ``first_run_at`` is the earliest of the two whatever their order.
+
+    >>> import datetime as dt
+    >>> day = lambda d: dt.datetime(2024, 5, d)
+    >>> old = {"owner": "a", "first_run_at": day(2), "last_run_at": day(2), "last_run_id": "r2"}
+    >>> late = merge_registry_rows(old, {"owner": "b", "first_run_at": day(3), "last_run_at": day(3), "last_run_id": "r3"})
+    >>> late["owner"], late["first_run_at"].day, late["last_run_id"]
+    ('b', 2, 'r3')
+    >>> early = merge_registry_rows(old, {"owner": "c", "first_run_at": day(1), "last_run_at": day(1), "last_run_id": "r1"})
+    >>> early["owner"], early["first_run_at"].day, early["last_run_id"]
+    ('a', 1, 'r2')
+    """
+    if existing is None:
+        return dict(incoming)
+    newer = existing.get("last_run_at") is None or (
+        incoming.get("last_run_at") is not None and incoming["last_run_at"] >= existing["last_run_at"]
+    )
+    merged = {name: (incoming if newer else existing).get(name) for name, _ in REGISTRY_COLUMNS}
+    firsts = [t for t in (existing.get("first_run_at"), incoming.get("first_run_at")) if t is not None]
+    merged["first_run_at"] = min(firsts) if firsts else None
+    return merged
+
+
+def fold_registry_rows(found: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> dict[str, Any]:
+    """The key's stored rows (normally one) folded oldest first, then ``row`` upserted onto them.
+
+    >>> import datetime as dt
+    >>> fold_registry_rows([], {"owner": "a", "last_run_at": dt.datetime(2024, 5, 1)})["owner"]
+    'a'
+    """
+    existing: dict[str, Any] | None = None
+    for other in sorted(found, key=lambda r: r["last_run_at"] or EPOCH):
+        existing = merge_registry_rows(existing, other)
+    return merge_registry_rows(existing, row)
+
+
+def folded_by_key(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stored registry rows (times parsed) with one row per key: the newest run's, with the key's earliest
+    ``first_run_at``. A key holds two rows when two first runs on object storage both appended it.
+
+    >>> import datetime as dt
+    >>> rows = [{"contract_name": "o", "contract_version": "1", "first_run_at": dt.datetime(2024, 5, d),
+    ...          "last_run_at": dt.datetime(2024, 5, d), "last_run_id": f"r{d}"} for d in (2, 1)]
+    >>> [(r["last_run_id"], r["first_run_at"].day) for r in folded_by_key(rows)]
+    [('r2', 1)]
+    """
+    keyed: dict[tuple[Any, ...], dict[str, Any]] = {}
     for row in rows:
         for name in REGISTRY_TIME_COLUMNS:
             row[name] = parse_time(row.get(name))
-    return max(rows, key=lambda r: r.get("last_run_at") or EPOCH)
+        key = tuple(row.get(name) for name in REGISTRY_KEY)
+        keyed[key] = merge_registry_rows(keyed.get(key), row)
+    return list(keyed.values())
+
+
+def read_registry_rows(
+    path: str, contract_name: str | None = None, *, storage_options: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Every registry row (one per contract version, :func:`folded_by_key`), or ``contract_name``'s; [] when no table.
+
+    Example::
+
+        versions = read_registry_rows("/wh/dq_contracts", "orders")
+        print(sorted(row["contract_version"] for row in versions))
+    """
+    try:
+        table = open_table(path, storage_options=storage_options, what="registry")
+    except TableNotFoundError:
+        return []
+    predicate = None if contract_name is None else f"contract_name = {sql_string(contract_name)}"
+    return folded_by_key(plain_rows(scan_table(table, path, "registry", None, predicate)))

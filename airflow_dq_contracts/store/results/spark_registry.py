@@ -44,8 +44,10 @@ from airflow_dq_contracts.store.spark_tables import (
     append_rows,
     check_attempts,
     replace_where,
+    resolve_catalog_once,
     resolve_target,
     spark_sql_string,
+    table_schema,
     with_retries,
 )
 from airflow_dq_contracts.timeutil import EPOCH, from_epoch_micros, to_utc
@@ -58,8 +60,8 @@ log = logging.getLogger(__name__)
 REGISTRY_SCHEMA = T.StructType([T.StructField(name, SPARK_TYPES[kind], True) for name, kind in REGISTRY_COLUMNS])
 
 
-def _check_registry(spark: SparkSession, target: SparkTarget) -> None:
-    present = set(target.read(spark).columns)
+def _check_registry(spark: SparkSession, target: SparkTarget, run_id: str | None = None) -> None:
+    present = set(table_schema(spark, target, run_id).names)
     missing = [name for name, _ in REGISTRY_COLUMNS if name not in present]
     if missing:
         raise SinkError(
@@ -67,9 +69,9 @@ def _check_registry(spark: SparkSession, target: SparkTarget) -> None:
         )
 
 
-def _ensure_registry(spark: SparkSession, target: SparkTarget) -> None:
+def _ensure_registry(spark: SparkSession, target: SparkTarget, run_id: str | None = None) -> None:
     if target.exists(spark):
-        _check_registry(spark, target)
+        _check_registry(spark, target, run_id)
         return
     # The sinks' safe first creation (an empty version 0; a writer that loses the race waits and looks again).
     target.create_if_missing(spark, REGISTRY_SCHEMA, comment=delta_commits.REGISTRY_DESCRIPTION)
@@ -119,6 +121,13 @@ def write_registry(
     predicate = _key_predicate(row)
     # Compared with the stored (UTC) times: a naive time is UTC, as everywhere in the package.
     row = {**row, **{name: to_utc(row[name]) for name in REGISTRY_TIME_COLUMNS if row.get(name) is not None}}
+    # A catalog name: probed once per run (the run's results write reuses it), written as its
+    # location where this process sees it.
+    run_id = row.get("last_run_id")
+    if isinstance(run_id, str) and run_id:
+        resolved = resolve_catalog_once(spark, resolved, run_id)
+    else:
+        run_id = None
     # delta-rs from the driver: on Spark Connect only where the client sees the server's paths.
     driver_path = resolved.path if resolved.capabilities.driver_sees_outputs else None
     if driver_path is not None and delta_commits.upsert_registry(driver_path, row):
@@ -138,7 +147,7 @@ def write_registry(
         )
 
     def attempt(_: int) -> None:
-        _ensure_registry(spark, resolved)
+        _ensure_registry(spark, resolved, run_id)
         found = delta_commits.read_registry_key(driver_path, row)
         certain_absent = found == []  # delta-rs saw no row of the key: nothing to replace
         if found is None:

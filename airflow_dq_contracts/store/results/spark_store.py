@@ -77,10 +77,10 @@ class SparkResultsStore(ResultsStore):
     def __repr__(self) -> str:
         return f"SparkResultsStore({self.results_table!r})"
 
-    def write_run(self, records: Sequence[CheckResult], run_id: str) -> int | None:
+    def write_run(self, records: Sequence[CheckResult], run_id: str, *, attempt: int | None = None) -> int | None:
         """Append a new run's rows, replace a retried run's; the version of that commit (None: unknown)."""
         spark_results.write_results(
-            self.spark, records, self.results_table, run_id=run_id, capabilities=self.capabilities
+            self.spark, records, self.results_table, run_id=run_id, capabilities=self.capabilities, attempt=attempt
         )
         return self.committed_version()
 

@@ -41,6 +41,7 @@ from pyspark.sql import types as T
 from airflow_dq_contracts.results import EVOLVED_RESULT_COLUMNS, RESULT_COLUMNS, TIME_RESULT_COLUMNS, CheckResult
 from airflow_dq_contracts.store import spark_tables as tables
 from airflow_dq_contracts.store.delta import StoreError
+from airflow_dq_contracts.store.fencing import StaleAttemptError
 from airflow_dq_contracts.store.results import driver_commits as delta_commits
 from airflow_dq_contracts.store.results.driver_commits import RESULTS_PARTITION_COLUMNS
 from airflow_dq_contracts.store.spark_remote import SessionCapabilities
@@ -90,10 +91,10 @@ def _evolvable(actual: T.StructType) -> bool:
     )
 
 
-def _ensure_results_table(spark: SparkSession, target: SparkTarget) -> bool:
+def _ensure_results_table(spark: SparkSession, target: SparkTarget, run_id: str | None = None) -> bool:
     """Create the results table if missing; True when an existing one must be evolved by the write."""
     if target.exists(spark):
-        schema = target.read(spark).schema
+        schema = tables.table_schema(spark, target, run_id)
         if _evolvable(schema):
             return True
         problems = _schema_differences(schema)
@@ -122,6 +123,7 @@ def write_results(
     run_id: str,
     max_attempts: int = 8,
     capabilities: SessionCapabilities | None = None,
+    attempt: int | None = None,
 ) -> int:
     """Write one run's check results to the Delta results table; returns the rows written.
 
@@ -131,6 +133,8 @@ def write_results(
     record must carry ``run_id``. Commit conflicts with concurrent writers are retried up to
     ``max_attempts`` times, then :class:`SinkError`. ``capabilities``: what ``spark`` can do, as its
     maker says (default: as the session tells; on Spark Connect delta-rs commits only with shared storage).
+    ``attempt``: the run's attempt, carried by the commit; a newer attempt's commit already in the table
+    refuses this write (:class:`~airflow_dq_contracts.store.fencing.StaleAttemptError`, store/fencing.py).
 
     Example::
 
@@ -149,34 +153,42 @@ def write_results(
                 f"but this write replaces run {run_id!r}",
                 target=target,
             )
+    # A catalog name: probed once this run, and written as its location where this process sees it.
+    resolved = tables.resolve_catalog_once(spark, resolved, run_id)
     token = delta_commits.commit_token("results", run_id)
     _DRIVER_COMMITS.pop(resolved.text, None)
     version = None
     if resolved.path is not None and delta_commits.on_object_store(resolved.path):
         # On S3 only delta-rs writes this table (conditional writes; see store/delta_commits.py).
         try:
-            version = delta_commits.commit_results(resolved.path, records, run_id, token=token, attempts=max_attempts)
+            version = delta_commits.commit_results(
+                resolved.path, records, run_id, token=token, attempts=max_attempts, attempt=attempt
+            )
+        except StaleAttemptError:
+            raise
         except StoreError as exc:
             raise SinkError(str(exc), target=target) from None
     # delta-rs from the driver: on Spark Connect only where the client sees the server's paths.
     elif resolved.path is not None and resolved.capabilities.driver_sees_outputs:
-        version = delta_commits.append_results(resolved.path, records, run_id, token=token)
+        version = delta_commits.append_results(resolved.path, records, run_id, token=token, attempt=attempt)
     if version is not None:
         _DRIVER_COMMITS[resolved.text] = version
         log.info("%s: appended %d check results of run %s (delta-rs)", resolved, len(records), run_id)
         return len(records)
     df = spark.createDataFrame([delta_commits.result_row(r) for r in records], schema=RESULTS_SCHEMA)
 
-    def attempt(_: int) -> None:
+    def write_once(_: int) -> None:
         # A table written by an earlier release gains the new columns in this same commit.
-        evolve = _ensure_results_table(spark, resolved)
+        evolve = _ensure_results_table(spark, resolved, run_id)
         # Looked at again on every attempt: only a table holding no row of the run is appended to.
-        if resolved.run_absent("run_id", run_id):
-            tables.append_rows(df, resolved, token=token, merge_schema=evolve)
+        if resolved.run_absent("run_id", run_id) or tables.run_absent_by_spark(spark, resolved, "run_id", run_id):
+            tables.append_rows(df, resolved, token=token, merge_schema=evolve, run_id=run_id, attempt=attempt)
         else:
-            tables.replace_run_rows(df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=evolve)
+            tables.replace_run_rows(
+                df, resolved, run_column="run_id", run_id=run_id, token=token, merge_schema=evolve, attempt=attempt
+            )
 
-    tables.with_retries(attempt, resolved, max_attempts)
+    tables.with_retries(write_once, resolved, max_attempts)
     log.info("%s: wrote %d check results of run %s", resolved, len(records), run_id)
     return len(records)
 

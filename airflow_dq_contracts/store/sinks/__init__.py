@@ -83,6 +83,7 @@ from airflow_dq_contracts.store.results.spark_writes import (
 from airflow_dq_contracts.store.sinks.spark_rows import (
     QUARANTINING_ACTIONS,
     clear_run_rows,
+    probe_run_tables,
     split_annotated,
     write_quarantine,
     write_valid,
@@ -93,6 +94,7 @@ from airflow_dq_contracts.store.spark_tables import (
     RETRY_MAX_SECONDS,
     SinkError,
     is_conflict,
+    run_locations,
     spark_sql_string,
 )
 
@@ -114,7 +116,9 @@ __all__ = [
     "is_conflict",
     "is_path",
     "load_history",
+    "probe_run_tables",
     "read_results",
+    "run_locations",
     "spark_sql_string",
     "split_annotated",
     "write_quarantine",

@@ -72,15 +72,26 @@ from airflow_dq_contracts.store.spark_tables import (
     commit_lock,
     first_line,
     nullable_type,
+    probe_catalog_names,
     quote_identifier,
     replace_run_rows,
+    resolve_catalog_once,
     resolve_target,
     rows_committed,
+    run_absent_by_spark,
+    table_schema,
     with_retries,
 )
 from airflow_dq_contracts.timeutil import parse_time, to_epoch_micros, utcnow
 
-__all__ = ["QUARANTINING_ACTIONS", "clear_run_rows", "split_annotated", "write_quarantine", "write_valid"]
+__all__ = [
+    "QUARANTINING_ACTIONS",
+    "clear_run_rows",
+    "probe_run_tables",
+    "split_annotated",
+    "write_quarantine",
+    "write_valid",
+]
 
 log = logging.getLogger(__name__)
 
@@ -196,6 +207,7 @@ def _driver_write(
     token: str,
     partition_by: Sequence[str],
     rows_at_most: int | None,
+    attempt: int | None = None,
 ) -> int | None:
     """``out`` collected to the driver and committed by delta-rs when it is small; rows written, or None.
 
@@ -237,7 +249,32 @@ def _driver_write(
         run_id=run_id,
         partition_by=partition_by,
         token=token,
+        attempt=attempt,
     )
+
+
+def probe_run_tables(
+    spark: SparkSession,
+    run_id: str,
+    capabilities: SessionCapabilities,
+    results_table: str | None = None,
+    quarantine_table: str | None = None,
+    valid_table: str | None = None,
+) -> None:
+    """Before a run's writes: look up all its catalog-named tables at once (the registry beside the results too).
+
+    One metastore lookup per database for the run's quarantine, valid, results and registry names
+    (:func:`~airflow_dq_contracts.store.spark_tables.probe_catalog_names`), which each write of the
+    run then reuses; paths cost nothing here.
+
+    Example::
+
+        probe_run_tables(spark, run_id, caps, results_table="dq.results", quarantine_table="dq.quarantine")
+    """
+    from airflow_dq_contracts.store.results.registry import registry_table_for
+
+    registry = registry_table_for(results_table) if results_table else None
+    probe_catalog_names(spark, [quarantine_table, valid_table, registry, results_table], run_id, capabilities)
 
 
 def _write_run_rows(
@@ -248,25 +285,40 @@ def _write_run_rows(
     max_attempts: int,
     partition_by: Sequence[str] | None,
     rows_at_most: int | None,
+    attempt: int | None = None,
 ) -> int:
-    """Replace the rows of ``run_id`` in a quarantine/valid table by ``out``; rows written."""
+    """Replace the rows of ``run_id`` in a quarantine/valid table by ``out``; rows written.
+
+    ``attempt`` (the run's attempt, None: not given) travels with the commit; a newer attempt's commit
+    already in the table refuses this one (store/fencing.py).
+    """
+    # A catalog name: probed once this run, and written as its location where this process sees it.
+    resolved = resolve_catalog_once(spark, resolved, run_id)
     token = delta_commits.commit_token(resolved.kind, run_id)
     written = _driver_write(
-        out, resolved, run_id=run_id, token=token, partition_by=tuple(partition_by or ()), rows_at_most=rows_at_most
+        out,
+        resolved,
+        run_id=run_id,
+        token=token,
+        partition_by=tuple(partition_by or ()),
+        rows_at_most=rows_at_most,
+        attempt=attempt,
     )
     if written is not None:
         log.info("%s: wrote %d rows of run %s (delta-rs)", resolved, written, run_id)
         return written
 
-    def attempt(_: int) -> None:
+    def write_once(_: int) -> None:
         if not resolved.exists(spark):
             # An empty first commit, so concurrent creators race on Delta's version 0 (see create_if_missing).
             resolved.create_if_missing(spark, out.schema, tuple(partition_by or ()))
         # Also after creating: a concurrent creator of another kind of table may have won.
-        _check_layout(resolved.read(spark).schema, resolved)
+        _check_layout(table_schema(spark, resolved, run_id), resolved)
         try:
-            if resolved.run_absent(QUARANTINE_RUN_ID, run_id):
-                append_rows(out, resolved, token=token, merge_schema=True)
+            if resolved.run_absent(QUARANTINE_RUN_ID, run_id) or run_absent_by_spark(
+                spark, resolved, QUARANTINE_RUN_ID, run_id
+            ):
+                append_rows(out, resolved, token=token, merge_schema=True, run_id=run_id, attempt=attempt)
             else:
                 replace_run_rows(
                     out,
@@ -275,6 +327,7 @@ def _write_run_rows(
                     run_id=run_id,
                     token=token,
                     merge_schema=True,
+                    attempt=attempt,
                 )
         except PySparkException as exc:
             if "DELTA_FAILED_TO_MERGE_FIELDS" not in str(exc):
@@ -287,7 +340,7 @@ def _write_run_rows(
                 target=resolved.text,
             ) from exc
 
-    with_retries(attempt, resolved, max_attempts)
+    with_retries(write_once, resolved, max_attempts)
     rows = rows_committed(spark, resolved, token)
     if rows is None:
         # Commit metrics disabled (spark.databricks.delta.history.metricsEnabled=false): count.
@@ -315,6 +368,7 @@ def clear_run_rows(
     run_id: str,
     max_attempts: int = 8,
     capabilities: SessionCapabilities | None = None,
+    attempt: int | None = None,
 ) -> bool:
     """Make a quarantine/valid table hold no row of ``run_id``, committing only when it held some.
 
@@ -322,7 +376,10 @@ def clear_run_rows(
     nothing (no table is created, no empty version added), while the retry of an attempt that did
     set rows aside still removes them in one Delta commit — the same end state as writing an empty
     frame with :func:`write_quarantine`, minus the commit. Returns True when rows were removed.
-    ``capabilities``: what ``spark`` can do, as its maker says (default: as the session tells).
+    ``capabilities``: what ``spark`` can do, as its maker says (default: as the session tells);
+    ``attempt``: the run's attempt, carried by the commit — a newer attempt's commit in the table refuses
+    it (store/fencing.py); a retry (attempt ≥ 2) commits it even when there is nothing to remove, so a
+    late write of an earlier attempt is refused there too.
 
     Example::
 
@@ -333,22 +390,39 @@ def clear_run_rows(
     resolved = resolve_target(target, kind, capabilities or SessionCapabilities.of(spark))
     check_run_id(run_id, str(resolved))
     check_attempts(max_attempts)
+    resolved = resolve_catalog_once(spark, resolved, run_id)
     if not resolved.exists(spark):
         return False
-    _check_layout(resolved.read(spark).schema, resolved)
-    if resolved.run_absent(QUARANTINE_RUN_ID, run_id) or not _run_has_rows(spark, resolved, run_id):
-        return False
+    _check_layout(table_schema(spark, resolved, run_id), resolved)
+    present = not resolved.run_absent(QUARANTINE_RUN_ID, run_id) and _run_has_rows(spark, resolved, run_id)
+    if not present and (attempt is None or attempt < 2):
+        return False  # no commit: a first attempt has no earlier one to fence off
+    token = delta_commits.commit_token(resolved.kind, run_id)
 
-    def attempt(_: int) -> None:
-        if resolved.capabilities.remote:  # Spark Connect: DELETE in SQL
+    def remove(_: int) -> None:
+        if attempt is not None:
+            # One commit carrying the attempt (store/fencing.py): the run's rows replaced by none — on a
+            # retry also when there are none, so an orphan of an earlier attempt cannot add them later.
+            none = resolved.read(spark).limit(0)
+            replace_run_rows(
+                none,
+                resolved,
+                run_column=QUARANTINE_RUN_ID,
+                run_id=run_id,
+                token=token,
+                merge_schema=False,
+                attempt=attempt,
+            )
+        elif resolved.capabilities.remote:  # Spark Connect: DELETE in SQL
             spark_remote.delete_where(spark, resolved.sql_reference, QUARANTINE_RUN_ID, run_id)
         else:
             with commit_lock(resolved):
                 resolved.delta_table(spark).delete(F.col(QUARANTINE_RUN_ID) == F.lit(run_id))
 
-    with_retries(attempt, resolved, max_attempts)
-    log.info("%s: removed the rows of an earlier attempt of run %s", resolved, run_id)
-    return True
+    with_retries(remove, resolved, max_attempts)
+    if present:
+        log.info("%s: removed the rows of an earlier attempt of run %s", resolved, run_id)
+    return present
 
 
 def write_quarantine(
@@ -362,6 +436,7 @@ def write_quarantine(
     partition_by: Sequence[str] | None = None,
     rows_at_most: int | None = None,
     capabilities: SessionCapabilities | None = None,
+    attempt: int | None = None,
 ) -> int:
     """Write the quarantined rows of one run to the Delta quarantine table; returns rows written.
 
@@ -399,7 +474,7 @@ def write_quarantine(
         violations.alias(QUARANTINE_VIOLATIONS),
         F.timestamp_micros(F.lit(micros)).alias(QUARANTINE_AT),
     )
-    return _write_run_rows(spark, out, resolved, run_id, max_attempts, partition_by, rows_at_most)
+    return _write_run_rows(spark, out, resolved, run_id, max_attempts, partition_by, rows_at_most, attempt)
 
 
 def write_valid(
@@ -412,6 +487,7 @@ def write_valid(
     partition_by: Sequence[str] | None = None,
     rows_at_most: int | None = None,
     capabilities: SessionCapabilities | None = None,
+    attempt: int | None = None,
 ) -> int:
     """Write the valid rows of one run to a Delta table; returns rows written.
 
@@ -446,4 +522,4 @@ def write_valid(
         F.lit(run_id).alias(QUARANTINE_RUN_ID),
         flags.alias(VALID_FLAGS),
     )
-    return _write_run_rows(spark, out, resolved, run_id, max_attempts, partition_by, rows_at_most)
+    return _write_run_rows(spark, out, resolved, run_id, max_attempts, partition_by, rows_at_most, attempt)

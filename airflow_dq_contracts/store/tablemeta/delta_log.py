@@ -57,9 +57,16 @@ from typing import Any, cast
 
 import pyarrow as pa
 
-from airflow_dq_contracts.contract.timeliness import age_hours, check_granularity, count_gaps
+from airflow_dq_contracts.contract.timeliness import check_granularity, count_gaps, freshness_age
 from airflow_dq_contracts.storage.locations import WAREHOUSE_ENV, StoreError, TableLocation, resolve_location
 from airflow_dq_contracts.store.delta import open_table, table_exists
+from airflow_dq_contracts.store.tablemeta.log_reader import (
+    LogSnapshot,
+    UnsupportedFeatureError,
+    finish_extreme,
+    plan_extreme,
+    read_log,
+)
 from airflow_dq_contracts.store.tablemeta.parquet_dir import (
     HIVE_NULL,
     hive_partition_values,
@@ -95,6 +102,7 @@ from airflow_dq_contracts.timeutil import (
 
 __all__ = [
     "HIVE_NULL",
+    "DELTA_RS_SCANS",
     "TIMESTAMP_TYPES",
     "WAREHOUSE_ENV",
     "ColumnNotFoundError",
@@ -112,6 +120,7 @@ __all__ = [
     "evaluate_completeness",
     "evaluate_freshness",
     "is_delta_table",
+    "open_snapshot",
     "last_commit_time",
     "newest_timestamp",
     "partition_values",
@@ -211,15 +220,71 @@ def _where(path: TableLocation | str, storage_options: Mapping[str, str] | None)
     return TableLocation.at(path, storage_options=storage_options)
 
 
-def _open_log(location: str, storage_options: Mapping[str, str] | None, *, without_files: bool = False) -> Any:
-    """The table whose log :func:`table_exists` just found; a log that cannot be opened after all (a writer
-    creating the table, a corrupt or unreachable log) is "not found" to a sensor, which may wait for it."""
+#: Reader features delta-rs's scan reads; a table requiring any other (``typeWidening``, ``variantType``…)
+#: is read by the log reader (:mod:`airflow_dq_contracts.store.tablemeta.log_reader`).
+DELTA_RS_SCANS = frozenset({"columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"})
+
+
+def open_snapshot(
+    location: str, storage_options: Mapping[str, str] | None, version: int | None = None
+) -> tuple[Any, LogSnapshot | None]:
+    """(delta-rs table or None, the log read directly or None): the log reader where delta-rs cannot scan.
+
+    delta-rs opens a table whose data it cannot scan (``Unsupported table features required:
+    [TypeWidening]`` comes at the first read), so the protocol decides; a log delta-rs cannot open at
+    all is read directly too. A feature neither reads is an :class:`UnsupportedFeatureError` naming it.
+    """
     try:
-        return open_table(location, storage_options=storage_options, without_files=without_files)
+        table = open_table(location, storage_options=storage_options, version=version)
     except TableNotFoundError:
         raise
     except StoreError as exc:
-        raise TableNotFoundError(str(exc), location) from exc
+        try:
+            return None, read_log(location, storage_options)
+        except UnsupportedFeatureError:
+            raise
+        except StoreError:
+            # A log that cannot be opened after all (a writer creating the table, a corrupt or
+            # unreachable log) is "not found" to a sensor, which may wait for it.
+            raise TableNotFoundError(str(exc), location) from exc
+    if set(table.protocol().reader_features or []) - DELTA_RS_SCANS:
+        return table, read_log(location, storage_options)
+    return table, None
+
+
+def _newest_from_log(snapshot: LogSnapshot, column: str, aggregation: str, exact: bool, started: float) -> Measurement:
+    """:func:`newest_timestamp` of a table delta-rs cannot scan: statistics, then the candidate files' column."""
+    location = snapshot.location
+    top_level = [str(f["name"]) for f in snapshot.fields]
+    name = find_column(top_level, column, location)
+    delta_type = snapshot.columns[name].type if name in snapshot.columns else "struct"
+    files_total = len(snapshot.files)
+
+    def measured(value: dt.datetime | None, source: str, **counts: int) -> Measurement:
+        elapsed = time.perf_counter() - started
+        return Measurement(
+            location, name, aggregation, value, source, "delta", snapshot.version, files_total, **counts,
+            elapsed_seconds=elapsed,
+        )  # fmt: skip
+
+    if name in snapshot.partition_columns:
+        values = snapshot.stat_values("partition", name)
+        return measured(extreme_time(values, aggregation, location, name), "partition_values")
+    if delta_type not in TIMESTAMP_TYPES:
+        raise ColumnTypeError(
+            f"column {name!r} of {location} is of type {delta_type}, not a timestamp or date: "
+            "the freshness sensor needs a timestamp, timestamp_ntz or date column",
+            location,
+        )
+    plan = plan_extreme(snapshot, name, aggregation, exact=exact)
+    value = finish_extreme(snapshot, plan)
+    moment: dt.datetime | None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        moment = dt.datetime.combine(value, dt.time(0), UTC)
+    else:
+        moment = None if value is None else from_epoch_micros(value)
+    source = "statistics" if not plan.reads else "scan" if plan.files_with_stats == 0 else "statistics+scan"
+    return measured(moment, source, files_with_stats=plan.files_with_stats, files_read=len(plan.reads))
 
 
 def newest_timestamp(
@@ -250,7 +315,9 @@ def newest_timestamp(
         measurement = parquet_newest(location, column, aggregation, storage_options)
         return dataclasses.replace(measurement, elapsed_seconds=time.perf_counter() - started)
 
-    table = _open_log(location, storage_options)
+    table, snapshot = open_snapshot(location, storage_options)
+    if snapshot is not None:
+        return _newest_from_log(snapshot, column, aggregation, exact, started)
     fields = {f.name: f for f in table.schema().fields}
     name = find_column(fields, column, location)
     delta_type = _field_type(fields[name])
@@ -287,7 +354,9 @@ def newest_timestamp(
     if files_total == 0:
         return measured(None, "statistics")
 
-    stat_key, null_key = f"{aggregation}.{name}", f"null_count.{name}"
+    # Statistics are keyed by the column's physical name under column mapping (a renamed column keeps them).
+    physical = str((fields[name].metadata or {}).get("delta.columnMapping.physicalName", name))
+    stat_key, null_key = f"{aggregation}.{physical}", f"null_count.{physical}"
     # Plain Python over one value per file: cheap for thousands of files, and pyarrow compute
     # with Python literals would import pandas (see table_facts).
     stats: list[int | None] = (
@@ -357,8 +426,13 @@ def last_commit_time(path: TableLocation | str, *, storage_options: Mapping[str,
         return Measurement(
             location, None, "commit", newest, "file_mtime", "parquet", None, len(files), elapsed_seconds=elapsed
         )
-    # The commit time needs no file list: skip loading the add actions (O(1) in table size).
-    table = _open_log(location, storage_options, without_files=True)
+    table, snapshot = open_snapshot(location, storage_options)
+    if snapshot is not None:
+        millis = snapshot.commit_millis()
+        return Measurement(
+            location, None, "commit", None if millis is None else from_epoch_micros(millis * 1000), "commit_log",
+            "delta", snapshot.version, 0, elapsed_seconds=time.perf_counter() - started,
+        )  # fmt: skip
     history = table.history(limit=1)
     value = None
     if history:
@@ -395,8 +469,8 @@ def partition_values(
         listing = hive_partition_values(location, column, storage_options)
         return dataclasses.replace(listing, elapsed_seconds=time.perf_counter() - started)
 
-    table = _open_log(location, storage_options)
-    partition_columns = tuple(table.metadata().partition_columns)
+    table, snapshot = open_snapshot(location, storage_options)
+    partition_columns = tuple(table.metadata().partition_columns if snapshot is None else snapshot.partition_columns)
     if not partition_columns:
         raise NotPartitionedError(
             f"the Delta table at {location} is not partitioned, so it has no partitions to count "
@@ -410,19 +484,25 @@ def partition_values(
             f"the Delta table at {location} is partitioned by {', '.join(partition_columns)}, not by {column!r}",
             location,
         ) from None
-    actions = _add_actions(table)
-    key = f"partition.{name}"
     values: list[Any] = []
-    if key in actions.column_names and actions.num_rows:
-        values = distinct_values(actions.column(key))
+    if snapshot is not None:  # plain Python: building Arrow arrays from Python values would import pandas
+        raw = snapshot.stat_values("partition", name)
+        values = list(dict.fromkeys(v.replace(tzinfo=UTC) if isinstance(v, dt.datetime) else v for v in raw))
+        files_total, version = len(snapshot.files), snapshot.version
+    else:
+        actions = _add_actions(table)
+        key = f"partition.{name}"
+        if key in actions.column_names and actions.num_rows:
+            values = distinct_values(actions.column(key))
+        files_total, version = actions.num_rows, table.version()
     return PartitionListing(
         path=location,
         column=name,
         values=tuple(values),
         source="delta_log",
         table_format="delta",
-        table_version=table.version(),
-        files_total=actions.num_rows,
+        table_version=version,
+        files_total=files_total,
         partition_columns=partition_columns,
         elapsed_seconds=time.perf_counter() - started,
     )
@@ -480,9 +560,14 @@ def evaluate_freshness(
     if measurement.value is None:
         message = f"{what} of {measurement.path}: no value yet (no rows with a non-null value), so not fresh"
         return result(passed=False, age_hours=None, message=message)
-    age = age_hours(reference, measurement.value)
+    # Within the clock skew a timestamp after the reference is age 0; beyond it the reference is wrong: the
+    # sensor still counts the data as fresh (it is newer than asked) but says so in ``warning``.
+    measured = freshness_age(reference, measurement.value, what)
+    age = measured.age_hours
     passed = age <= float(max_age_hours)
     verdict = "fresh" if passed else "stale"
+    if measured.problem:
+        verdict += " (the data is newer than the reference time, see the warning)"
     return result(
         passed=passed,
         age_hours=age,
@@ -490,6 +575,7 @@ def evaluate_freshness(
             f"{what} = {format_time(measurement.value)}, reference {format_time(reference)}: age {age:.3f} h "
             f"{'≤' if passed else '>'} max {float(max_age_hours):g} h → {verdict}"
         ),
+        warning=measured.problem,
     )
 
 

@@ -38,7 +38,15 @@ from airflow_dq_contracts.store.tablemeta.table_facts import (
 )
 from airflow_dq_contracts.timeutil import UTC
 
-__all__ = ["HIVE_NULL", "DataFile", "hive_partition_values", "hive_segments", "list_parquet_files", "parquet_newest"]
+__all__ = [
+    "HIVE_NULL",
+    "DataFile",
+    "hive_partition_values",
+    "hive_segments",
+    "list_parquet_files",
+    "parquet_newest",
+    "table_filesystem",
+]
 
 #: The folder name Hive and Spark give a NULL partition value.
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
@@ -52,7 +60,8 @@ class DataFile:
     mtime: dt.datetime | None
 
 
-def _filesystem(location: str, storage_options: Mapping[str, str] | None = None) -> tuple[Any, str]:
+def table_filesystem(location: str, storage_options: Mapping[str, str] | None = None) -> tuple[Any, str]:
+    """(pyarrow filesystem, path within it) of a table location; S3 with the credentials delta-rs was given."""
     import pyarrow.fs as pafs
 
     try:
@@ -67,7 +76,7 @@ def list_parquet_files(location: str, storage_options: Mapping[str, str] | None 
     """The data files under ``location`` (Spark/Hive bookkeeping left out); :class:`TableNotFoundError` if none."""
     import pyarrow.fs as pafs
 
-    fs, base = _filesystem(location, storage_options)
+    fs, base = table_filesystem(location, storage_options)
     try:
         info = fs.get_file_info(base)
     except OSError as exc:  # an object store refusing the listing (credentials, network)
@@ -174,7 +183,7 @@ def parquet_newest(
         return measured(
             listing.column, extreme_time(listing.values, aggregation, location, listing.column), "hive_paths"
         )
-    fs, base = _filesystem(location, storage_options)
+    fs, base = table_filesystem(location, storage_options)
     try:
         dataset = pads.dataset(
             base,

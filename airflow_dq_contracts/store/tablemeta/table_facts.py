@@ -147,10 +147,12 @@ class FreshnessResult:
     reference_time: dt.datetime
     measurement: Measurement
     message: str
+    #: set when the measured time lies after the reference beyond the clock skew (``timeliness.freshness_age``)
+    warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (XCom value, trigger event payload)."""
-        return {
+        """JSON-ready (XCom value, trigger event payload); ``warning`` only when there is one."""
+        out = {
             "check": "freshness",
             "passed": self.passed,
             "age_hours": self.age_hours,
@@ -159,6 +161,9 @@ class FreshnessResult:
             "message": self.message,
             "measurement": self.measurement.to_dict(),
         }
+        if self.warning:
+            out["warning"] = self.warning
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
