@@ -181,9 +181,10 @@ def connect_sql(url: str, *statements: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def connect_server() -> Iterator[ConnectServer]:
-    """One Spark Connect server (Delta, Hive catalog on Derby) for the whole test session, always stopped."""
-    server = start_connect_server()
+def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
+    """One Spark Connect server (Delta, Hive catalog on Derby) for the whole test session, always stopped; its
+    folder (warehouse, metastore, log) is under the session's base temp, removed with a green session."""
+    server = start_connect_server(tmp_path_factory.mktemp("connect"))
     try:
         yield server
     finally:
