@@ -279,8 +279,48 @@ def _delta_increment(
         frame = feed.drop(*_CDF_COLUMNS)
         return _delta_range(frame, start, end, "cdf", False, f"versions {start + 1}..{end}: inserts of the change feed")
     added = sorted(after - before)
-    frame = at_end.where(F.col("_metadata.file_path").isin(added)) if added else at_end.limit(0)
+    if not added:
+        frame = at_end.limit(0)
+    elif _plain_parquet(log, end, added):
+        # Only the appended files are opened: Delta's file index does not prune on ``_metadata.file_path``.
+        frame = spark.read.schema(at_end.schema).parquet(*added)
+    else:
+        frame = at_end.where(F.col("_metadata.file_path").isin(added))
     return _delta_range(frame, start, end, "files", False, f"versions {start + 1}..{end}: {len(added)} added file(s)")
+
+
+#: Reader features under which a data file's Parquet holds exactly its rows under their logical names.
+_PLAIN_READER_FEATURES = frozenset({"timestampNtz", "deletionVectors", "v2Checkpoint", "vacuumProtocolCheck"})
+
+
+def _plain_parquet(log: str | None, end: int, added: Sequence[str]) -> bool:
+    """Whether the files ``added`` (as Spark names them) read as plain Parquet give exactly the rows Delta's reader
+    gives: the table at ``end`` is not partitioned (partition values live in the log), maps no column names,
+    widens no type, and none of those files carries a deletion vector. Any doubt (the log unreadable, a newer
+    version than ``end``): False, and Delta's reader is used."""
+    if log is None:
+        return False
+    import posixpath
+    import urllib.parse
+
+    from airflow_dq_contracts.store.tablemeta.log_reader import read_log
+    from airflow_dq_contracts.store.tablemeta.table_facts import DeltaMetadataError
+
+    try:
+        snapshot = read_log(log, env_delta_options(log))
+    except (DeltaMetadataError, OSError, ValueError, KeyError):
+        return False
+    configuration = snapshot.metadata.get("configuration") or {}
+    if (
+        snapshot.version != end
+        or snapshot.partition_columns
+        or str(configuration.get("delta.columnMapping.mode") or "none").lower() != "none"
+        or set(snapshot.reader_features) - _PLAIN_READER_FEATURES
+    ):
+        return False
+    names = {posixpath.basename(urllib.parse.unquote(name)) for name in added}
+    carried = [f for f in snapshot.files if posixpath.basename(urllib.parse.unquote(f.path)) in names]
+    return len(carried) == len(names) and not any(f.deletion_vector for f in carried)
 
 
 def _delta_range(frame: DataFrame, start: int, end: int, read: str, whole: bool, note: str) -> Increment:
