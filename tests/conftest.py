@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(autouse=True)
+def _working_directory_kept() -> Iterator[None]:
+    """A test that leaves the process in another directory fails, and the directory is put back.
+
+    A passed test's ``tmp_path`` is removed at its teardown (``tmp_path_retention_policy``): a bare
+    ``os.chdir(tmp_path)`` would leave every later test — and every ``spark-submit`` it starts — in a
+    folder that no longer exists (``monkeypatch.chdir`` restores it).
+    """
+    before = os.getcwd()
+    yield
+    try:
+        now: str | None = os.getcwd()
+    except FileNotFoundError:
+        now = None  # the directory it moved to is already gone
+    if now != before:
+        os.chdir(before)
+        pytest.fail(f"the test left the working directory at {now or 'a removed folder'} (use monkeypatch.chdir)")

@@ -19,7 +19,6 @@ from airflow_fixtures import (  # noqa: F401  (airflow_db: fixture)
 )
 
 import json
-import os
 import statistics
 
 import pytest
@@ -67,14 +66,14 @@ checks:
 # --------------------------------------------------------------------------------------- plain Python
 
 
-def test_dataset_naming_follows_openlineage_spec(tmp_path):
+def test_dataset_naming_follows_openlineage_spec(tmp_path, monkeypatch):
     assert dataset_id("s3a://bucket/warehouse/orders") == ("s3://bucket", "warehouse/orders")
     assert dataset_id("s3://bucket/a/b/") == ("s3://bucket", "a/b")
     assert dataset_id("gs://bkt/x") == ("gs://bkt", "x")
     assert dataset_id("abfss://c@acct.dfs.core.windows.net/p/q") == ("abfss://c@acct.dfs.core.windows.net", "p/q")
     assert dataset_id("hdfs://nn:8020/w/t") == ("hdfs://nn:8020", "w/t")
     assert dataset_id("file:///tmp/a/../b") == ("file", "/tmp/b")
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # restored at teardown: tmp_path itself is removed then
     assert dataset_id("rel/data") == ("file", str(tmp_path / "rel" / "data"))
 
 
