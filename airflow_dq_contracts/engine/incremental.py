@@ -303,8 +303,7 @@ def _plain_parquet(log: str | None, end: int, added: Sequence[str]) -> bool:
     import posixpath
     import urllib.parse
 
-    from airflow_dq_contracts.store.tablemeta.log_reader import read_log
-    from airflow_dq_contracts.store.tablemeta.table_facts import DeltaMetadataError
+    from airflow_dq_contracts.store.tablemeta import DeltaMetadataError, read_log
 
     try:
         snapshot = read_log(log, env_delta_options(log))
