@@ -4,6 +4,7 @@ row/table conditions and sql checks; expected values from plain Python (tests/re
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -673,3 +674,81 @@ def test_references_are_prepared_once_per_run():
     assert prepared == {"customers": "cannot read /x"}
     assert prepare_references(contract, prepared) is prepared
     assert prepare_references(load_contract(document), prepared) is not prepared  # another contract: prepared anew
+
+
+def test_row_tagger_split_equals_the_annotated_split_and_the_oracle(frames):
+    """The stream's split (RowTagger.mark + split) gives the rows and lists annotate + split_annotated give,
+    and the expression plan built for the first frame serves a second frame of the same schema."""
+    from airflow_dq_contracts.engine.row_verdicts import RowTagger
+    from airflow_dq_contracts.store.sinks import split_annotated
+
+    contract = load_contract(
+        {
+            "name": "orders",
+            "references": {"customers": {"path": "/unused", "format": "delta"}},
+            # a column duplicates check tags rows through a window over the frame
+            "columns": [
+                {
+                    "name": "customer_id",
+                    "type": "long",
+                    "checks": [{"name": "customer repeats", "type": "duplicates", "max": 0, "severity": "P3"}],
+                }
+            ],
+            "checks": [
+                {
+                    "name": "known customer",
+                    "type": "referential",
+                    "columns": ["customer_id"],
+                    "reference": "customers",
+                    "as_of": AS_OF,
+                    "severity": "P1",  # quarantine
+                },
+                {
+                    "name": "positive paid",
+                    "type": "row_condition",
+                    "condition": "amount > 0 AND status <> 'x'",
+                    "null_passes": True,
+                    "severity": "P3",  # flag: the row stays valid
+                },
+            ],
+        }
+    )
+    references = {"customers": frames["customers"]}
+    result = evaluate(contract, frames["orders"], references=references)
+    tagger = RowTagger(contract, result)
+
+    def sides(valid, quarantined):
+        def rows(frame, column):
+            return {
+                r["order_id"]: tuple(sorted(v["check_name"] for v in r[column]))
+                for r in frame.select("order_id", column).collect()
+            }
+
+        assert "__dq_quarantined" not in valid.columns + quarantined.columns
+        return rows(valid, "_dq_flags"), rows(quarantined, "_dq_violations")
+
+    old = sides(*split_annotated(annotate(contract, frames["orders"], result, references)))
+    for frame in (frames["orders"], frames["orders"].where("order_id % 2 = 0")):  # same schema: one plan
+        valid, quarantined = sides(*tagger.split(tagger.mark(frame, references)))
+        ids = {r["order_id"] for r in frame.select("order_id").collect()}
+        rows = [r for r in FACTS if r["order_id"] in ids]
+        expected_q = orphans(rows, DIM, ["customer_id"], as_of=True)
+        condition = row_condition_violations(FACTS, null_passes=True) & ids
+        copies = Counter(r["customer_id"] for r in rows)  # duplicates: a NULL key or a key seen twice in the frame
+        repeated = {r["order_id"] for r in rows if r["customer_id"] is None or copies[r["customer_id"]] > 1}
+        assert condition and repeated and expected_q  # every kind of violation is present
+
+        def expected(order_ids: set[int], quarantines: bool, condition: set[int], repeated: set[int]) -> dict:
+            out = {}
+            for order_id in order_ids:
+                names = ["known customer"] if quarantines else []
+                names += ["positive paid"] if order_id in condition else []
+                names += ["customer repeats"] if order_id in repeated else []
+                out[order_id] = tuple(sorted(names))
+            return out
+
+        assert quarantined == expected(expected_q, True, condition, repeated)
+        assert valid == expected(ids - expected_q, False, condition, repeated)
+        if frame is frames["orders"]:
+            assert (valid, quarantined) == old
+    assert len(tagger._plans) == 1

@@ -13,6 +13,8 @@ Example::
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Mapping
 
 from pyspark.sql import Column, DataFrame, Window
@@ -20,17 +22,29 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.model import Check, Contract
-from airflow_dq_contracts.results import QUARANTINE_VIOLATIONS, STATUS_FAILED, VIOLATION_FIELDS, ContractResult
+from airflow_dq_contracts.results import (
+    DECISION_GATE,
+    DECISION_QUARANTINE,
+    QUARANTINE_VIOLATIONS,
+    STATUS_FAILED,
+    VALID_FLAGS,
+    VIOLATION_FIELDS,
+    ContractResult,
+)
 
 from .evaluator import case_sensitive, filter_condition
 from .metrics import PlanContext, Scope, metric_for
-from .relational import prepare_references, with_matched
+from .relational import PreparedReferences, prepare_references, with_matched
 from .spark_errors import java_regex_checker
 
-__all__ = ["VIOLATIONS_TYPE", "VIOLATION_TYPE", "annotate", "tagging_checks"]
+__all__ = ["QUARANTINED", "VIOLATIONS_TYPE", "VIOLATION_TYPE", "RowTagger", "annotate", "tagging_checks"]
 
 VIOLATION_TYPE = T.StructType([T.StructField(name, T.StringType(), True) for name in VIOLATION_FIELDS])
 VIOLATIONS_TYPE = T.ArrayType(VIOLATION_TYPE, True)
+#: the column :meth:`RowTagger.mark` adds: the row goes to quarantine
+QUARANTINED = "__dq_quarantined"
+#: violation actions that send a row to quarantine (the sinks' ``QUARANTINING_ACTIONS``); ``flag`` rows stay valid
+_QUARANTINING = (DECISION_QUARANTINE, DECISION_GATE)
 
 
 def _violation_values(check: Check) -> tuple[str, ...]:
@@ -92,6 +106,7 @@ def annotate(
     ``earlier_keys`` (an incremental run): per column ``duplicates`` check id, the distinct keys earlier
     rows of the table hold (one column ``_k0``); a new row holding one counts as a copy, as it would in a
     run over the whole table (one left join of those keys per such check).
+    Tagging many DataFrames of one schema (a stream's micro-batches): :class:`RowTagger`.
 
     Example::
 
@@ -101,62 +116,184 @@ def annotate(
         ev = Evaluator(contract, df, references={"customers": customers})
         tagged = annotate(contract, df, ev.run(), ev.references)     # references prepared once
     """
-    prepared = prepare_references(contract, references)
-    ctx = PlanContext(
-        df.schema, case_sensitive(df.sparkSession), java_regex_checker(df.sparkSession), frame=df, references=prepared
-    )
-    joins: dict[tuple, str] = {}
-    conditions: dict[str, Column] = {}
-    helpers: list[str] = []
-    items: list[Column] = []
-    work = df
-    for check in tagging_checks(contract, result):
-        metric = metric_for(check)
-        if metric.precondition(ctx):
-            continue  # cannot happen for a check that was measured on this DataFrame
-        condition: Column | None = None
-        if check.filter:
-            if check.filter not in conditions:
-                conditions[check.filter] = filter_condition(df, check.filter)
-            condition = conditions[check.filter]
-        scope = Scope(condition)
-        window_keys = metric.window_keys()
-        join = metric.reference_join()
-        if join is not None:
-            if join.identity not in joins:
-                joins[join.identity] = f"__dq_join_{len(joins)}"
-                helpers.append(joins[join.identity])
-                work = with_matched(work, prepared.frame(join.reference), join, joins[join.identity])
-            predicate = metric.violation(F.col(joins[join.identity]))
-        elif window_keys:
-            helper = f"__dq_window_{len(helpers)}"
-            helpers.append(helper)
-            work = work.withColumn(helper, F.count(scope(F.lit(1))).over(Window.partitionBy(*window_keys)))
-            copies = F.col(helper)
-            earlier = (earlier_keys or {}).get(check.check_id)
-            if earlier is not None and len(window_keys) == 1:
-                seen, key = f"{helper}_seen", f"{helper}_key"
-                held = earlier.select(F.col("_k0").alias(key), F.lit(1).alias(seen))
-                work = work.join(held, window_keys[0] == F.col(key), "left")
-                helpers += [seen, key]
-                copies = copies + F.coalesce(scope(F.col(seen)), F.lit(0))
-            predicate = metric.violation(copies)
-        else:
-            predicate = metric.violation()
-        if predicate is None:
-            continue
-        if condition is not None:
-            predicate = condition & predicate
-        tag = F.struct(
-            *[
-                F.lit(value).cast("string").alias(name)
-                for name, value in zip(VIOLATION_FIELDS, _violation_values(check))
-            ]
+    return RowTagger(contract, result).tag(df, references, earlier_keys=earlier_keys)
+
+
+class RowTagger:
+    """:func:`annotate` for many DataFrames of one schema, the tag expressions built once.
+
+    Building the expressions of a contract's row checks is driver work — a few thousand calls into
+    the JVM, about half a second for the example contract — that a stream would otherwise repeat for
+    every micro-batch. The tagger keeps what it built per input schema (and the schemas of the
+    references), so a batch of a schema it has seen costs only the projection (and any joins).
+
+    Example::
+
+        tagger = RowTagger(contract, result)
+        for batch in batches:                      # same columns each time
+            tagged = tagger.tag(batch, references)  # expressions built for the first only
+            valid, quarantined = tagger.split(tagger.mark(batch, references))  # the same split, cheaper
+    """
+
+    def __init__(self, contract: Contract, result: ContractResult) -> None:
+        self.contract = contract
+        self.checks = tagging_checks(contract, result)
+        self._plans: dict[tuple, _TagPlan] = {}
+        self._marked = _TagPlan()
+
+    def _plan(
+        self,
+        df: DataFrame,
+        references: Mapping[str, DataFrame | str] | None,
+        earlier_keys: Mapping[str, DataFrame] | None,
+    ) -> tuple[_TagPlan, PreparedReferences, dict[str, DataFrame]]:
+        prepared = prepare_references(self.contract, references)
+        earlier = dict(earlier_keys or {})
+        key = (
+            df.schema.json(),
+            tuple(
+                (alias, value if isinstance(value, str) else value.schema.json())
+                for alias, value in sorted(prepared.items())
+            ),
+            tuple(sorted(earlier)),
         )
-        items.append(F.when(F.coalesce(predicate, F.lit(False)), tag))
-    if items:
-        violations = F.filter(F.array(*items), lambda item: item.isNotNull())
-    else:
-        violations = _empty_violations()
-    out = work.withColumn(QUARANTINE_VIOLATIONS, violations.cast(VIOLATIONS_TYPE))
-    return out.drop(*helpers) if helpers else out
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _TagPlan.build(self.checks, df, prepared, set(earlier))
+        return plan, prepared, earlier
+
+    def tag(
+        self,
+        df: DataFrame,
+        references: Mapping[str, DataFrame | str] | None = None,
+        *,
+        earlier_keys: Mapping[str, DataFrame] | None = None,
+    ) -> DataFrame:
+        """``df`` plus ``_dq_violations`` (see :func:`annotate`)."""
+        plan, prepared, earlier = self._plan(df, references, earlier_keys)
+        out = plan.with_helpers(df, prepared, earlier).withColumn(QUARANTINE_VIOLATIONS, plan.violations)
+        return out.drop(*plan.helpers) if plan.helpers else out
+
+    def mark(self, df: DataFrame, references: Mapping[str, DataFrame | str] | None = None) -> DataFrame:
+        """``df`` plus :data:`QUARANTINED` (a boolean: the row breaks a check that quarantines or gates) and
+        the helper columns of the checks' joins and windows; :meth:`split` then gives the two sides.
+
+        The same split as :func:`~airflow_dq_contracts.store.sinks.split_annotated` over :meth:`tag`, for a
+        fraction of the work: the side of a row is one boolean expression, the ``_dq_violations`` list is
+        built only for quarantined rows, and a valid row's ``_dq_flags`` only from the checks that flag.
+        Columns may be added to the marked frame (and it may be persisted) before :meth:`split`.
+        """
+        plan, prepared, earlier = self._plan(df, references, None)
+        self._marked = plan
+        return plan.with_helpers(df, prepared, earlier).withColumn(QUARANTINED, plan.quarantined)
+
+    def split(self, marked: DataFrame) -> tuple[DataFrame, DataFrame]:
+        """``(valid, quarantined)`` of the frame :meth:`mark` made last (or one derived from it): valid rows
+        with ``_dq_flags``, quarantined ones with ``_dq_violations``, the helper columns and :data:`QUARANTINED` dropped."""
+        plan = self._marked
+        drop = [*plan.helpers, QUARANTINED]
+        valid = marked.where(~F.col(QUARANTINED)).withColumn(VALID_FLAGS, plan.flags).drop(*drop)
+        quarantined = marked.where(F.col(QUARANTINED)).withColumn(QUARANTINE_VIOLATIONS, plan.violations).drop(*drop)
+        return valid, quarantined
+
+
+class _TagPlan:
+    """The expressions of one input schema: the helper columns to add, then ``_dq_violations``."""
+
+    def __init__(self) -> None:
+        #: ("join", ReferenceJoin, helper) | ("window", helper, Column) | ("earlier", check id, helper, key Column)
+        self.steps: list[tuple] = []
+        self.helpers: list[str] = []
+        self.violations: Column = _empty_violations()
+        #: a row breaks a check that quarantines or gates it (never NULL)
+        self.quarantined: Column = F.lit(False)
+        #: a valid row's violations: those of the checks that only flag
+        self.flags: Column = _empty_violations().cast(VIOLATIONS_TYPE)
+        #: per tagging check: (its action, its ``_dq_violations`` struct, whether a row breaks it — never NULL)
+        self.entries: list[tuple[str, Column, Column]] = []
+
+    @classmethod
+    def build(cls, checks: list[Check], df: DataFrame, prepared: PreparedReferences, earlier: set[str]) -> _TagPlan:
+        plan = cls()
+        ctx = PlanContext(
+            df.schema,
+            case_sensitive(df.sparkSession),
+            java_regex_checker(df.sparkSession),
+            frame=df,
+            references=prepared,
+        )
+        joins: dict[tuple, str] = {}
+        conditions: dict[str, Column] = {}
+        items: list[Column] = []
+        for check in checks:
+            metric = metric_for(check)
+            if metric.precondition(ctx):
+                continue  # cannot happen for a check that was measured on this DataFrame
+            condition: Column | None = None
+            if check.filter:
+                if check.filter not in conditions:
+                    conditions[check.filter] = filter_condition(df, check.filter)
+                condition = conditions[check.filter]
+            scope = Scope(condition)
+            window_keys = metric.window_keys()
+            join = metric.reference_join()
+            if join is not None:
+                if join.identity not in joins:
+                    joins[join.identity] = f"__dq_join_{len(joins)}"
+                    plan.helpers.append(joins[join.identity])
+                    plan.steps.append(("join", join, joins[join.identity]))
+                predicate = metric.violation(F.col(joins[join.identity]))
+            elif window_keys:
+                helper = f"__dq_window_{len(plan.helpers)}"
+                plan.helpers.append(helper)
+                plan.steps.append(("window", helper, F.count(scope(F.lit(1))).over(Window.partitionBy(*window_keys))))
+                copies = F.col(helper)
+                if check.check_id in earlier and len(window_keys) == 1:
+                    seen, key = f"{helper}_seen", f"{helper}_key"
+                    plan.steps.append(("earlier", check.check_id, helper, window_keys[0]))
+                    plan.helpers += [seen, key]
+                    copies = copies + F.coalesce(scope(F.col(seen)), F.lit(0))
+                predicate = metric.violation(copies)
+            else:
+                predicate = metric.violation()
+            if predicate is None:
+                continue
+            if condition is not None:
+                predicate = condition & predicate
+            tag = F.struct(
+                *[
+                    F.lit(value).cast("string").alias(name)
+                    for name, value in zip(VIOLATION_FIELDS, _violation_values(check))
+                ]
+            )
+            broken = F.coalesce(predicate, F.lit(False))
+            plan.entries.append((check.action, tag, broken))
+            items.append(F.when(broken, tag))
+        if items:
+            plan.violations = F.filter(F.array(*items), lambda item: item.isNotNull())
+        plan.violations = plan.violations.cast(VIOLATIONS_TYPE)
+        sides = [broken for action, _, broken in plan.entries if action.strip().lower() in _QUARANTINING]
+        plan.quarantined = functools.reduce(operator.or_, sides) if sides else F.lit(False)
+        flags = [
+            F.when(broken, tag) for action, tag, broken in plan.entries if action.strip().lower() not in _QUARANTINING
+        ]
+        if flags:
+            plan.flags = F.filter(F.array(*flags), lambda item: item.isNotNull()).cast(VIOLATIONS_TYPE)
+        return plan
+
+    def with_helpers(self, df: DataFrame, prepared: PreparedReferences, earlier: Mapping[str, DataFrame]) -> DataFrame:
+        """``df`` plus the helper columns of the checks' joins and windows."""
+        work = df
+        for step in self.steps:
+            if step[0] == "join":
+                _, join, helper = step
+                work = with_matched(work, prepared.frame(join.reference), join, helper)
+            elif step[0] == "window":
+                _, helper, column = step
+                work = work.withColumn(helper, column)
+            else:
+                _, check_id, helper, window_key = step
+                seen, key = f"{helper}_seen", f"{helper}_key"
+                held = earlier[check_id].select(F.col("_k0").alias(key), F.lit(1).alias(seen))
+                work = work.join(held, window_key == F.col(key), "left")
+        return work

@@ -9,11 +9,14 @@ Two entry points (no Airflow imports here):
 
 Per micro-batch ``batch_id`` the function
 
-1. tags every row with the contract's row-level checks (:func:`~.row_verdicts.annotate`, the batch
-   engine's row verdicts) and splits it (:func:`~airflow_dq_contracts.store.sinks.split_annotated`);
-2. appends the quarantined and the valid rows **exactly once**: each append is a Delta idempotent
-   write (``txnAppId`` = the query's stable id, ``txnVersion`` = ``batch_id``), so a batch replayed
-   after a crash is skipped by Delta on every table its first attempt already committed to;
+1. marks every row with the contract's row-level checks and splits it (:class:`~.row_verdicts.RowTagger`:
+   the batch engine's row verdicts, their expressions built once per stream, a row's side one boolean,
+   its violation list built only where it is written);
+2. appends the quarantined and the valid rows **exactly once**, the two appends side by side: each is
+   a Delta idempotent write (``txnAppId`` = the query's stable id, ``txnVersion`` = ``batch_id``), so a
+   batch replayed after a crash is skipped by Delta on every table its first attempt already committed
+   to. A batch without windows is not cached: each write computes it (Spark's plan must be
+   deterministic, else it is cached);
 3. with a ``stream`` key in the contract (event time, window, watermark) and a results table: keeps
    the batch's in-time rows in a *window buffer* (a Delta table under ``state_location``, written the
    same idempotent way) and the batch's largest event time in a *state* table; the watermark is the
@@ -51,7 +54,7 @@ import datetime as dt
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pyspark import StorageLevel
@@ -77,9 +80,11 @@ from airflow_dq_contracts.runspec import DatasetSource
 from airflow_dq_contracts.storage.s3 import spark_location
 from airflow_dq_contracts.timeutil import format_time, to_epoch_micros, utcnow
 
+from .concurrency import pass_parallelism, run_concurrently
 from .evaluator import case_sensitive
 from .kafka_source import METADATA_COLUMNS, decode
-from .row_verdicts import annotate
+from .row_verdicts import RowTagger
+from .stream_ranges import FILE_COLUMNS, delta_range, files_range, kafka_range, merge_ranges
 from .stream_windows import WindowRun, evaluate_windows
 from .text_read import as_declared, declared_spark_type, is_marker
 
@@ -105,8 +110,6 @@ _WINDOW = "_dq_window"  # buffer column: the window's start, epoch seconds
 _BATCH = "_dq_batch"
 _LATE = "__dq_late"
 _EVENT_US = "__dq_event_us"
-#: where each row of a file-folder stream came from (Spark's ``_metadata``), dropped before any write
-FILE_COLUMNS = {"file_path": "_dq_file_path", "file_size": "_dq_file_size", "file_modification_time": "_dq_file_mtime"}
 #: a source's own columns (Kafka's message fields, a file's name): they make ``source_range``, not the data
 _PROVENANCE = frozenset(METADATA_COLUMNS.values()) | frozenset(FILE_COLUMNS.values())
 
@@ -187,93 +190,12 @@ def _append_once(df: DataFrame, path: str, app_id: str, batch_id: int, partition
     writer.save(spark_location(path))
 
 
-def merge_ranges(ranges: Iterable[str | None]) -> str | None:
-    """One window's ``source_range``: the ranges of the micro-batches its rows came from, merged (JSON text).
-
-    Kafka: per topic and partition the first and last offset; files: the union; Delta: the earliest
-    start and the latest end offset (``start`` None: from where the query began). None when no batch
-    recorded a range.
-
-    >>> merge_ranges(['{"kind": "kafka", "offsets": {"t": {"0": [0, 4]}}}',
-    ...               '{"kind": "kafka", "offsets": {"t": {"0": [5, 9], "1": [0, 2]}}}'])
-    '{"kind": "kafka", "offsets": {"t": {"0": [0, 9], "1": [0, 2]}}}'
-    >>> merge_ranges([None]) is None
-    True
-    """
-    docs = [json.loads(text) for text in ranges if text]
-    kinds = {doc.get("kind") for doc in docs}
-    if not docs:
-        return None
-    merged: dict[str, Any]
-    if kinds == {"kafka"}:
-        offsets: dict[str, dict[str, list[int]]] = {}
-        for doc in docs:
-            for topic, partitions in doc["offsets"].items():
-                into = offsets.setdefault(topic, {})
-                for partition, (first, last) in partitions.items():
-                    old = into.get(partition, [first, last])
-                    into[partition] = [min(old[0], first), max(old[1], last)]
-        merged = {"kind": "kafka", "offsets": offsets}
-    elif kinds == {"files"}:
-        files = sorted({tuple(item) for doc in docs for item in doc["files"]})
-        merged = {"kind": "files", "files": [list(item) for item in files]}
-    elif kinds == {"delta"}:
-
-        def key(offset: dict[str, int]) -> tuple[int, int]:
-            return (offset["version"], offset["index"])
-
-        starts = [doc.get("start") for doc in docs]
-        start = None if any(item is None for item in starts) else min(starts, key=key)
-        merged = {"kind": "delta", "read": "stream", "start": start, "end": max((d["end"] for d in docs), key=key)}
-    else:
-        merged = {"kind": "batches", "ranges": docs}
-    return json.dumps(merged, sort_keys=True)
-
-
-def _kafka_range(frame: DataFrame) -> dict[str, Any]:
-    topic, partition, offset = (METADATA_COLUMNS[name] for name in ("topic", "partition", "offset"))
-    rows = frame.groupBy(topic, partition).agg(F.min(offset), F.max(offset)).collect()
-    offsets: dict[str, dict[str, list[int]]] = {}
-    for row in rows:
-        offsets.setdefault(str(row[0]), {})[str(int(row[1]))] = [int(row[2]), int(row[3])]
-    return {"kind": "kafka", "offsets": offsets}
-
-
-def _files_range(frame: DataFrame) -> dict[str, Any]:
-    """The files of a batch as incremental runs key them: ``[name, size, mtime_ms]``."""
-    rows = frame.select(*FILE_COLUMNS.values()).distinct().collect()
-    files = sorted([str(r[0]), int(r[1]), int(r[2].timestamp() * 1000)] for r in rows if r[0] is not None)
-    return {"kind": "files", "files": files}
-
-
-def _offset_entry(spark: SparkSession, offsets_log: str, batch_id: int) -> dict[str, Any] | None:
-    """The (single) source's end offset of ``batch_id`` in a query's offsets log, or None."""
-    path = f"{offsets_log}/{batch_id}"
+def _deterministic(frame: DataFrame) -> bool:
+    """Whether computing ``frame`` twice gives the same rows: Spark's own verdict on its plan (False if unknown)."""
     try:
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as handle:
-                lines = handle.read().splitlines()
-        else:
-            lines = [row[0] for row in spark.read.text(spark_location(path)).collect()]
-        entry = json.loads(lines[2]) if len(lines) > 2 else None
-    except Exception:  # noqa: BLE001 - no log entry (not a checkpoint of ours): no range
-        return None
-    return entry if isinstance(entry, dict) else None
-
-
-def _delta_range(spark: SparkSession, offsets_log: str, batch_id: int) -> dict[str, Any] | None:
-    """A Delta stream's batch: from the previous batch's end offset to its own (version, file index)."""
-
-    def offset(entry: dict[str, Any] | None) -> dict[str, int] | None:
-        if entry is None or "reservoirVersion" not in entry:
-            return None
-        return {"version": int(entry["reservoirVersion"]), "index": int(entry.get("index", -1))}
-
-    end = offset(_offset_entry(spark, offsets_log, batch_id))
-    if end is None:
-        return None
-    start = offset(_offset_entry(spark, offsets_log, batch_id - 1)) if batch_id > 0 else None
-    return {"kind": "delta", "read": "stream", "start": start, "end": end}
+        return bool(frame._jdf.queryExecution().analyzed().deterministic())
+    except Exception:  # noqa: BLE001 - Spark Connect (no plan object here): assume it may differ
+        return False
 
 
 def _exists(spark: SparkSession, path: str) -> bool:
@@ -314,7 +236,7 @@ class ContractBatchWriter:
         self.dataset = dataset or contract.dataset.name or contract.name
         self.references = references
         self.say = progress or _noop
-        self.tagging = _tagging_result(contract, self.dataset)
+        self.tagger = RowTagger(contract, _tagging_result(contract, self.dataset))
         settings = contract.stream
         #: windows are kept only when the contract declares them and there is somewhere to keep them
         self.windows: StreamSettings | None = settings if settings and results_table and self.state_location else None
@@ -338,7 +260,7 @@ class ContractBatchWriter:
         data = [name for name in batch_df.columns if name not in _PROVENANCE]
         columns = [name for name in data if not is_marker(name)]  # what is written
         markers = [name for name in data if is_marker(name)]  # values that did not parse: schema checks
-        annotated = annotate(self.contract, batch_df, self.tagging, self.references)
+        annotated = self.tagger.mark(batch_df, self.references)
         windows = self.windows
         watermark_before: int | None = None
         if windows is not None:
@@ -367,14 +289,19 @@ class ContractBatchWriter:
             )
         else:
             annotated = annotated.withColumn(QUARANTINE_RUN_ID, F.lit(self._batch_run_id(batch_id)))
-        annotated = annotated.persist(StorageLevel.MEMORY_AND_DISK)
+        # Kept for the writes and the windows that read it again; a batch that only feeds the two writes is
+        # computed by each (side by side), unless its plan may differ between two computations.
+        cached = windows is not None or not _deterministic(annotated)
+        if cached:
+            annotated = annotated.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             self._write_rows(annotated, columns, batch_id, spark)
             if windows is not None:
                 source_range = self._batch_range(spark, annotated, batch_id)
                 self._windows(spark, annotated, columns + markers, batch_id, windows, watermark_before, source_range)
         finally:
-            annotated.unpersist()
+            if cached:
+                annotated.unpersist()
         self.say(f"batch {batch_id}: done in {time.perf_counter() - began:.2f} s")
 
     def _batch_range(self, spark: SparkSession, annotated: DataFrame, batch_id: int) -> str | None:
@@ -382,37 +309,45 @@ class ContractBatchWriter:
         names = set(annotated.columns)
         document: dict[str, Any] | None = None
         if METADATA_COLUMNS["offset"] in names:
-            document = _kafka_range(annotated)
+            document = kafka_range(annotated)
         elif FILE_COLUMNS["file_path"] in names:
-            document = _files_range(annotated)
+            document = files_range(annotated)
         elif self.offsets_log:
-            document = _delta_range(spark, self.offsets_log, batch_id)
+            document = delta_range(spark, self.offsets_log, batch_id)
         return None if document is None else json.dumps(document, sort_keys=True)
 
     def _batch_run_id(self, batch_id: int) -> str:
         return make_run_id(self.contract.name, self.dataset, "batch", self.query_id, str(batch_id))
 
     def _write_rows(self, annotated: DataFrame, columns: list[str], batch_id: int, spark: SparkSession) -> None:
-        from airflow_dq_contracts.store import sinks
-
-        valid, quarantined = sinks.split_annotated(annotated)
+        """The batch's quarantine and valid rows, each appended once; the two writes run side by side."""
+        valid, quarantined = self.tagger.split(annotated)
         data = [F.col(f"`{name}`") for name in columns]
+        writes: list[Callable[[], None]] = []
         if self.quarantine_table:
             stamp = F.timestamp_micros(F.lit(to_epoch_micros(utcnow())))
             out = quarantined.select(
                 *data, F.col(QUARANTINE_RUN_ID), F.col(QUARANTINE_VIOLATIONS), stamp.alias(QUARANTINE_AT)
             )
-            _append_once(out, self.quarantine_table, self.query_id, batch_id)
-        self._pause_hook(batch_id)
+            writes.append(lambda: _append_once(out, self.quarantine_table or "", self.query_id, batch_id))
         if self.valid_table:
-            out = valid.select(*data, F.col(QUARANTINE_RUN_ID), F.col(VALID_FLAGS))
-            _append_once(out, self.valid_table, self.query_id, batch_id)
+            kept = valid.select(*data, F.col(QUARANTINE_RUN_ID), F.col(VALID_FLAGS))
+            writes.append(lambda: _append_once(kept, self.valid_table or "", self.query_id, batch_id))
+        if self._pause_requested(batch_id):
+            # after the quarantine commit, before the valid one
+            writes.insert(1 if self.quarantine_table else 0, lambda: self._pause_hook(batch_id))
+            parallelism = 1
+        else:
+            # Each write is mostly fixed cost (Delta's commit) and a one-task job: side by side they overlap.
+            parallelism = pass_parallelism(spark, len(writes))
+        run_concurrently(spark, writes, parallelism)
+
+    def _pause_requested(self, batch_id: int) -> bool:
+        return os.environ.get(PAUSE_ENV) == str(batch_id) and bool(self.state_location)
 
     def _pause_hook(self, batch_id: int) -> None:
         """The test hook of :data:`PAUSE_ENV`: stop in the middle of batch N for a kill -9."""
-        if os.environ.get(PAUSE_ENV) != str(batch_id) or not self.state_location:
-            return
-        os.makedirs(self.state_location, exist_ok=True)
+        os.makedirs(str(self.state_location), exist_ok=True)
         with open(f"{self.state_location}/paused-{batch_id}", "w", encoding="utf-8") as handle:
             handle.write(str(os.getpid()))
         time.sleep(600)
