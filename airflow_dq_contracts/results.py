@@ -36,6 +36,8 @@ DECISION_PASS = "pass"
 DECISION_QUARANTINE = "quarantine"
 DECISION_GATE = "gate"
 DECISIONS = (DECISION_PASS, DECISION_QUARANTINE, DECISION_GATE)
+#: Violation actions that send a row to quarantine; ``flag`` rows stay valid.
+QUARANTINING_ACTIONS: tuple[str, ...] = (DECISION_QUARANTINE, DECISION_GATE)
 
 SEVERITIES = ("P0", "P1", "P2", "P3")
 

@@ -23,9 +23,8 @@ from pyspark.sql import types as T
 
 from airflow_dq_contracts.contract.model import Check, Contract
 from airflow_dq_contracts.results import (
-    DECISION_GATE,
-    DECISION_QUARANTINE,
     QUARANTINE_VIOLATIONS,
+    QUARANTINING_ACTIONS,
     STATUS_FAILED,
     VALID_FLAGS,
     VIOLATION_FIELDS,
@@ -43,8 +42,6 @@ VIOLATION_TYPE = T.StructType([T.StructField(name, T.StringType(), True) for nam
 VIOLATIONS_TYPE = T.ArrayType(VIOLATION_TYPE, True)
 #: the column :meth:`RowTagger.mark` adds: the row goes to quarantine
 QUARANTINED = "__dq_quarantined"
-#: violation actions that send a row to quarantine (the sinks' ``QUARANTINING_ACTIONS``); ``flag`` rows stay valid
-_QUARANTINING = (DECISION_QUARANTINE, DECISION_GATE)
 
 
 def _violation_values(check: Check) -> tuple[str, ...]:
@@ -272,10 +269,12 @@ class _TagPlan:
         if items:
             plan.violations = F.filter(F.array(*items), lambda item: item.isNotNull())
         plan.violations = plan.violations.cast(VIOLATIONS_TYPE)
-        sides = [broken for action, _, broken in plan.entries if action.strip().lower() in _QUARANTINING]
+        sides = [broken for action, _, broken in plan.entries if action.strip().lower() in QUARANTINING_ACTIONS]
         plan.quarantined = functools.reduce(operator.or_, sides) if sides else F.lit(False)
         flags = [
-            F.when(broken, tag) for action, tag, broken in plan.entries if action.strip().lower() not in _QUARANTINING
+            F.when(broken, tag)
+            for action, tag, broken in plan.entries
+            if action.strip().lower() not in QUARANTINING_ACTIONS
         ]
         if flags:
             plan.flags = F.filter(F.array(*flags), lambda item: item.isNotNull()).cast(VIOLATIONS_TYPE)

@@ -51,6 +51,7 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import time
@@ -329,16 +330,16 @@ class ContractBatchWriter:
             out = quarantined.select(
                 *data, F.col(QUARANTINE_RUN_ID), F.col(QUARANTINE_VIOLATIONS), stamp.alias(QUARANTINE_AT)
             )
-            writes.append(lambda: _append_once(out, self.quarantine_table or "", self.query_id, batch_id))
+            writes.append(functools.partial(_append_once, out, self.quarantine_table, self.query_id, batch_id))
         if self.valid_table:
             kept = valid.select(*data, F.col(QUARANTINE_RUN_ID), F.col(VALID_FLAGS))
-            writes.append(lambda: _append_once(kept, self.valid_table or "", self.query_id, batch_id))
+            writes.append(functools.partial(_append_once, kept, self.valid_table, self.query_id, batch_id))
         if self._pause_requested(batch_id):
             # after the quarantine commit, before the valid one
-            writes.insert(1 if self.quarantine_table else 0, lambda: self._pause_hook(batch_id))
+            writes.insert(1 if self.quarantine_table else 0, functools.partial(self._pause_hook, batch_id))
             parallelism = 1
         else:
-            # Each write is mostly fixed cost (Delta's commit) and a one-task job: side by side they overlap.
+            # side by side: with cores to spare, their fixed costs (Delta's state lookup and commit) overlap
             parallelism = pass_parallelism(spark, len(writes))
         run_concurrently(spark, writes, parallelism)
 

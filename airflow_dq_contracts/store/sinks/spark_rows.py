@@ -51,11 +51,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from airflow_dq_contracts.results import (
-    DECISION_GATE,
-    DECISION_QUARANTINE,
     QUARANTINE_AT,
     QUARANTINE_RUN_ID,
     QUARANTINE_VIOLATIONS,
+    QUARANTINING_ACTIONS,
     VALID_FLAGS,
     VIOLATION_FIELDS,
 )
@@ -94,9 +93,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: Violation actions that send a row to quarantine; ``flag`` rows stay valid.
-QUARANTINING_ACTIONS: tuple[str, ...] = (DECISION_QUARANTINE, DECISION_GATE)
 
 
 def _violations_field(df: DataFrame, where: str, name: str = QUARANTINE_VIOLATIONS) -> T.StructType:
