@@ -286,6 +286,8 @@ UNIQUE_CONTRACT = {
         {"name": "rows", "type": "num_rows", "min": 1},
         {"name": "order_unique", "type": "duplicates", "columns": ["order_id", "day"], "max": 0},
         {"name": "id_unique", "type": "duplicates", "columns": ["order_id"], "max": 0},
+        # the share of duplicate ids in the whole table: crosses 5 % on day 3
+        {"name": "id_share", "type": "duplicates", "columns": ["order_id"], "return": "pct", "max": 0.05},
     ],
 }
 
@@ -318,7 +320,7 @@ def test_uniqueness_across_increments_is_the_whole_tables(spark, tmp_path):
             # No earlier whole-table state for two checks: the earlier duplicates are counted from the keys,
             # the earlier sum summed from the earlier rows.
             total_id = next(c.check_id for c in contract.evaluated_checks() if c.name == "amount_total")
-            gone = ("_table_/id_unique", total_id)
+            gone = ("_table_/id_unique", "_table_/id_share", total_id)
             spark.sql(f"DELETE FROM delta.`{results}` WHERE check_id IN {gone}")
         lines: list[str] = []
         result = run_contract(
@@ -332,12 +334,14 @@ def test_uniqueness_across_increments_is_the_whole_tables(spark, tmp_path):
             progress=lines.append,
         )
         assert result.row_count == len(rows)
-        column, pair, single = (_check(result, n) for n in ("unique", "order_unique", "id_unique"))
+        column, pair, single, share = (_check(result, n) for n in ("unique", "order_unique", "id_unique", "id_share"))
         assert column.metric_value == _duplicates(table, [0])
         assert pair.metric_value == _duplicates(table, [0, 2])
         assert single.metric_value == _duplicates(table, [0])
         assert column.passed is (_duplicates(table, [0]) == 0)
-        for record in (column, pair, single):
+        assert share.metric_value == _duplicates(table, [0]) / len(table)
+        assert share.passed is (_duplicates(table, [0]) / len(table) <= 0.05), share.message
+        for record in (column, pair, single, share):
             assert record.message.endswith("(scope: whole table)"), record.message
             assert record.row_count == len(rows)
         # The quarantinable rows are the new rows' copies, as a run over the whole table finds them: NULL,
@@ -362,6 +366,9 @@ def test_uniqueness_across_increments_is_the_whole_tables(spark, tmp_path):
             assert ("summed from the earlier rows" in total.message) is (day == 4), total.message
         if day == 4:
             assert "counted from the earlier rows' keys" in single.message
+            assert "counted from the earlier rows' keys" in share.message
+        elif day > 1:
+            assert "the previous run's whole-table count" in share.message
             assert "the previous run's whole-table count" in pair.message
 
 

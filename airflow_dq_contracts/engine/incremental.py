@@ -457,15 +457,11 @@ class KeyOverlap:
 
 def uniqueness_checks(contract: Any) -> list[Any]:
     """The ``duplicates`` checks (table keys, a column's values, ``unique: true``) an increment answers
-    for the whole table: counted (not ``return: pct``), without their own filter or baseline."""
+    for the whole table: counted or ``return: pct``, without their own filter or baseline."""
     return [
         check
         for check in contract.evaluated_checks()
-        if check.enabled
-        and check.type == "duplicates"
-        and check.return_type != "pct"
-        and not check.filter
-        and check.baseline is None
+        if check.enabled and check.type == "duplicates" and not check.filter and check.baseline is None
     ]
 
 
@@ -522,22 +518,28 @@ def key_overlap(
     return KeyOverlap(repeated, earlier, "counted from the earlier rows' keys", single, older)
 
 
-def whole_table_uniqueness(record: Any, check: Any, overlap: KeyOverlap) -> None:
+def whole_table_uniqueness(record: Any, check: Any, overlap: KeyOverlap, rows: tuple[int, int] | None = None) -> None:
     """Make ``record`` (the increment's) the whole table's verdict on ``check``.
 
     Its ``failed_rows`` stay the new rows' — the ones a column check tags: NULL, repeated among the new
-    rows, or (added here) holding a key an earlier row holds."""
+    rows, or (added here) holding a key an earlier row holds. ``rows`` (a ``return: pct`` check): the new
+    and the earlier rows' counts; the record's value is then a share of the new rows, and the whole
+    table's is the whole table's duplicates over its rows."""
     from airflow_dq_contracts.contract.validators import describe_failure
     from airflow_dq_contracts.results import STATUS_FAILED, STATUS_PASSED
 
     assert record.metric_value is not None
-    whole = float(record.metric_value) + overlap.earlier + overlap.repeated
+    new = round(float(record.metric_value) * rows[0]) if rows else int(record.metric_value)
+    count = new + overlap.earlier + overlap.repeated
+    whole = count / (rows[0] + rows[1]) if rows else float(count)
     if check.column is not None and record.failed_rows is not None:
         record.failed_rows = int(record.failed_rows) + overlap.single_repeats
     passed = check.validator.passes(whole, record.failed_rows)
     parts = [] if passed else [describe_failure(check.validator, whole)]
+    if rows:
+        parts.append(f"{count} duplicate(s) in {rows[0] + rows[1]} rows")
     parts.append(
-        f"{overlap.repeated} new key(s) repeat an earlier row's, {int(record.metric_value)} duplicate(s) among "
+        f"{overlap.repeated} new key(s) repeat an earlier row's, {new} duplicate(s) among "
         f"the new rows, {overlap.earlier} among the earlier rows ({overlap.earlier_from})"
     )
     record.metric_value, record.passed = whole, passed
@@ -700,12 +702,19 @@ def answer_whole_table(
         state = previous_whole_values(spark, ledger, result.contract_name, result.dataset, start, result.run_id)
         records = {record.check_id: record for record in result.checks}
         answered |= whole_table_sums(sums, records, earlier_rows, state, progress)
+        earlier_count: int | None = None  # the earlier rows, for the shares (Delta answers from its log)
         for check in checks:
             record = records.get(check.check_id)
             if record is None or record.status == "error" or record.metric_value is None:
                 continue
-            overlap = key_overlap(new_rows, earlier_rows, key_columns(check), _as_count(state.get(check.check_id)))
-            whole_table_uniqueness(record, check, overlap)
+            rows: tuple[int, int] | None = None
+            previous = state.get(check.check_id)
+            if check.return_type == "pct":
+                earlier_count = earlier_rows.count() if earlier_count is None else earlier_count
+                rows = (result.row_count, earlier_count)
+                previous = None if previous is None else previous * earlier_count  # the share as a count
+            overlap = key_overlap(new_rows, earlier_rows, key_columns(check), _as_count(previous))
+            whole_table_uniqueness(record, check, overlap, rows)
             answered.add(check.check_id)
             if check.column is not None and overlap.earlier_keys is not None and overlap.repeated:
                 earlier_keys[check.check_id] = overlap.earlier_keys
@@ -715,7 +724,7 @@ def answer_whole_table(
 
 
 def _as_count(value: float | None) -> int | None:
-    return None if value is None else int(value)
+    return None if value is None else round(value)
 
 
 def scope_message(message: str, whole: bool) -> str:
