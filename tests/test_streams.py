@@ -444,3 +444,38 @@ def test_windows_closed_together_equal_each_window_alone(spark, tmp_path):
         )
         assert by_type[("missing", "status")].row_count == sum(1 for r in data[start] if r[2] > 5)
         assert by_type[("max", "ghost")].status == "error"
+
+
+def test_a_contract_whose_row_checks_only_flag_appends_no_quarantine(spark, tmp_path):
+    """Every row is valid, flagged as the oracle says; the quarantine table is never written (as in a batch run)."""
+    out = _tables(tmp_path)
+    commits = _commits()[:2]
+    for rows in commits:
+        _append(spark, out["source"], rows)
+    path = _contract(tmp_path, out["source"])
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for column in doc["columns"]:
+        for check in column.get("checks", []):
+            check["severity"] = "P3"  # flag
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    run_stream(
+        spark,
+        load_contract(path),
+        checkpoint=out["checkpoint"],
+        quarantine_table=out["quarantine"],
+        valid_table=out["valid"],
+    )
+    assert not Path(out["quarantine"]).exists()
+    flags = {
+        r["id"]: sorted(f["check_name"] for f in r["_dq_flags"])
+        for r in spark.read.format("delta").load(out["valid"]).collect()
+    }
+
+    def expected(r: tuple) -> list[str]:
+        names = ["known"] if r[1] is not None and r[1] not in ("new", "paid") else []
+        names += ["informative"] if r[1] is None else []
+        names += ["positive"] if _negative(r) else []
+        return sorted(names)
+
+    assert flags == {r[0]: expected(r) for rows in commits for r in rows}
+    assert any(flags.values())

@@ -184,6 +184,11 @@ class RowTagger:
         self._marked = plan
         return plan.with_helpers(df, prepared, earlier).withColumn(QUARANTINED, plan.quarantined)
 
+    @property
+    def can_quarantine(self) -> bool:
+        """Whether a row of the frame :meth:`mark` made last can go to quarantine (a check quarantines or gates it)."""
+        return self._marked.can_quarantine
+
     def split(self, marked: DataFrame) -> tuple[DataFrame, DataFrame]:
         """``(valid, quarantined)`` of the frame :meth:`mark` made last (or one derived from it): valid rows
         with ``_dq_flags``, quarantined ones with ``_dq_violations``, the helper columns and :data:`QUARANTINED` dropped."""
@@ -202,8 +207,9 @@ class _TagPlan:
         self.steps: list[tuple] = []
         self.helpers: list[str] = []
         self.violations: Column = _empty_violations()
-        #: a row breaks a check that quarantines or gates it (never NULL)
+        #: a row breaks a check that quarantines or gates it (never NULL); ``can_quarantine``: such a check exists
         self.quarantined: Column = F.lit(False)
+        self.can_quarantine = False
         #: a valid row's violations: those of the checks that only flag
         self.flags: Column = _empty_violations().cast(VIOLATIONS_TYPE)
         #: per tagging check: (its action, its ``_dq_violations`` struct, whether a row breaks it — never NULL)
@@ -270,6 +276,7 @@ class _TagPlan:
             plan.violations = F.filter(F.array(*items), lambda item: item.isNotNull())
         plan.violations = plan.violations.cast(VIOLATIONS_TYPE)
         sides = [broken for action, _, broken in plan.entries if action.strip().lower() in QUARANTINING_ACTIONS]
+        plan.can_quarantine = bool(sides)
         plan.quarantined = functools.reduce(operator.or_, sides) if sides else F.lit(False)
         flags = [
             F.when(broken, tag)
