@@ -60,6 +60,14 @@ def _empty_violations() -> Column:
     return F.filter(F.array(F.lit(None).cast(VIOLATION_TYPE)), lambda item: item.isNotNull())
 
 
+def _listed(entries: list[tuple[bool, Column, Column]]) -> Column:
+    """Per row, the ``_dq_violations`` structs of the ``entries`` it breaks (an empty array for none)."""
+    if not entries:
+        return _empty_violations().cast(VIOLATIONS_TYPE)
+    items = [F.when(broken, tag) for _, tag, broken in entries]
+    return F.filter(F.array(*items), lambda item: item.isNotNull()).cast(VIOLATIONS_TYPE)
+
+
 def tagging_checks(contract: Contract, result: ContractResult) -> list[Check]:
     """The checks whose violations :func:`annotate` lists on rows: row-level and ``failed`` in ``result``.
 
@@ -206,14 +214,18 @@ class _TagPlan:
         #: ("join", ReferenceJoin, helper) | ("window", helper, Column) | ("earlier", check id, helper, key Column)
         self.steps: list[tuple] = []
         self.helpers: list[str] = []
-        self.violations: Column = _empty_violations()
-        #: a row breaks a check that quarantines or gates it (never NULL); ``can_quarantine``: such a check exists
+        self.violations: Column = _listed([])
+        #: a row breaks a check that quarantines or gates it (never NULL)
         self.quarantined: Column = F.lit(False)
-        self.can_quarantine = False
         #: a valid row's violations: those of the checks that only flag
-        self.flags: Column = _empty_violations().cast(VIOLATIONS_TYPE)
-        #: per tagging check: (its action, its ``_dq_violations`` struct, whether a row breaks it — never NULL)
-        self.entries: list[tuple[str, Column, Column]] = []
+        self.flags: Column = _listed([])
+        #: per tagging check: (it quarantines or gates, its ``_dq_violations`` struct, a row breaks it — never NULL)
+        self.entries: list[tuple[bool, Column, Column]] = []
+
+    @property
+    def can_quarantine(self) -> bool:
+        """Whether a check of this plan quarantines or gates a row."""
+        return any(quarantines for quarantines, _, _ in self.entries)
 
     @classmethod
     def build(cls, checks: list[Check], df: DataFrame, prepared: PreparedReferences, earlier: set[str]) -> _TagPlan:
@@ -227,7 +239,6 @@ class _TagPlan:
         )
         joins: dict[tuple, str] = {}
         conditions: dict[str, Column] = {}
-        items: list[Column] = []
         for check in checks:
             metric = metric_for(check)
             if metric.precondition(ctx):
@@ -269,22 +280,12 @@ class _TagPlan:
                     for name, value in zip(VIOLATION_FIELDS, _violation_values(check))
                 ]
             )
-            broken = F.coalesce(predicate, F.lit(False))
-            plan.entries.append((check.action, tag, broken))
-            items.append(F.when(broken, tag))
-        if items:
-            plan.violations = F.filter(F.array(*items), lambda item: item.isNotNull())
-        plan.violations = plan.violations.cast(VIOLATIONS_TYPE)
-        sides = [broken for action, _, broken in plan.entries if action.strip().lower() in QUARANTINING_ACTIONS]
-        plan.can_quarantine = bool(sides)
+            quarantines = check.action.strip().lower() in QUARANTINING_ACTIONS
+            plan.entries.append((quarantines, tag, F.coalesce(predicate, F.lit(False))))
+        plan.violations = _listed(plan.entries)
+        sides = [broken for quarantines, _, broken in plan.entries if quarantines]
         plan.quarantined = functools.reduce(operator.or_, sides) if sides else F.lit(False)
-        flags = [
-            F.when(broken, tag)
-            for action, tag, broken in plan.entries
-            if action.strip().lower() not in QUARANTINING_ACTIONS
-        ]
-        if flags:
-            plan.flags = F.filter(F.array(*flags), lambda item: item.isNotNull()).cast(VIOLATIONS_TYPE)
+        plan.flags = _listed([entry for entry in plan.entries if not entry[0]])
         return plan
 
     def with_helpers(self, df: DataFrame, prepared: PreparedReferences, earlier: Mapping[str, DataFrame]) -> DataFrame:

@@ -326,19 +326,19 @@ class ContractBatchWriter:
         data = [F.col(f"`{name}`") for name in columns]
         writes: list[Callable[[], None]] = []
         # no check can set a row aside (every row check flags): no quarantine append, as in a batch run
-        quarantines = bool(self.quarantine_table) and self.tagger.can_quarantine
-        if self.quarantine_table and quarantines:
+        quarantine_table = self.quarantine_table if self.tagger.can_quarantine else None
+        if quarantine_table:
             stamp = F.timestamp_micros(F.lit(to_epoch_micros(utcnow())))
             out = quarantined.select(
                 *data, F.col(QUARANTINE_RUN_ID), F.col(QUARANTINE_VIOLATIONS), stamp.alias(QUARANTINE_AT)
             )
-            writes.append(functools.partial(_append_once, out, self.quarantine_table, self.query_id, batch_id))
+            writes.append(functools.partial(_append_once, out, quarantine_table, self.query_id, batch_id))
         if self.valid_table:
             kept = valid.select(*data, F.col(QUARANTINE_RUN_ID), F.col(VALID_FLAGS))
             writes.append(functools.partial(_append_once, kept, self.valid_table, self.query_id, batch_id))
         if self._pause_requested(batch_id):
             # after the quarantine commit, before the valid one
-            writes.insert(1 if quarantines else 0, functools.partial(self._pause_hook, batch_id))
+            writes.insert(1 if quarantine_table else 0, functools.partial(self._pause_hook, batch_id))
             parallelism = 1
         else:
             # side by side: with cores to spare, their fixed costs (Delta's state lookup and commit) overlap
