@@ -12,11 +12,12 @@ Per micro-batch ``batch_id`` the function
 1. marks every row with the contract's row-level checks and splits it (:class:`~.row_verdicts.RowTagger`:
    the batch engine's row verdicts, their expressions built once per stream, a row's side one boolean,
    its violation list built only where it is written);
-2. appends the quarantined and the valid rows **exactly once**, the two appends side by side: each is
-   a Delta idempotent write (``txnAppId`` = the query's stable id, ``txnVersion`` = ``batch_id``), so a
-   batch replayed after a crash is skipped by Delta on every table its first attempt already committed
-   to. A batch without windows is not cached: each write computes it (Spark's plan must be
-   deterministic, else it is cached);
+2. appends the quarantined and the valid rows **exactly once**, the two appends side by side, through
+   a :class:`~.batch_ledger.BatchLedger` keyed by the query's stable id and ``batch_id``: each commit
+   records them in its ``userMetadata``, and a batch that may be a replay (the first after a start, or
+   after a failure) is first looked up in each table's history, so a batch replayed after a crash is
+   skipped on every table its first attempt already committed to. A batch without windows is not
+   cached: each write computes it (Spark's plan must be deterministic, else it is cached);
 3. with a ``stream`` key in the contract (event time, window, watermark) and a results table: keeps
    the batch's in-time rows in a *window buffer* (a Delta table under ``state_location``, written the
    same idempotent way) and the batch's largest event time in a *state* table; the watermark is the
@@ -81,6 +82,7 @@ from airflow_dq_contracts.runspec import DatasetSource
 from airflow_dq_contracts.storage.s3 import spark_location
 from airflow_dq_contracts.timeutil import format_time, to_epoch_micros, utcnow
 
+from .batch_ledger import BatchLedger
 from .concurrency import pass_parallelism, run_concurrently
 from .evaluator import case_sensitive
 from .kafka_source import METADATA_COLUMNS, decode
@@ -120,7 +122,7 @@ def _noop(message: str) -> None:
 
 
 def stream_query_id(contract: Contract, checkpoint: str | None = None) -> str:
-    """The stable id of a contract's streaming query (Delta's ``txnAppId``): from its checkpoint, else its name.
+    """The stable id of a contract's streaming query (its appends' key): from its checkpoint, else its name.
 
     >>> from airflow_dq_contracts.contract import load_contract
     >>> c = load_contract({"name": "orders"})
@@ -176,21 +178,6 @@ def _tagging_result(contract: Contract, dataset: str) -> ContractResult:
     return ContractResult("stream", contract.name, contract.version, dataset, 0, checks, now, now)
 
 
-def _append_once(df: DataFrame, path: str, app_id: str, batch_id: int, partition_by: str | None = None) -> None:
-    """Append ``df`` to the Delta table at ``path`` unless this (query, batch) already committed there
-    (``partition_by``: the column a table created by this append is partitioned by)."""
-    writer = (
-        df.write.format("delta")
-        .mode("append")
-        .option("txnAppId", app_id)
-        .option("txnVersion", batch_id)
-        .option("mergeSchema", "true")
-    )
-    if partition_by:
-        writer = writer.partitionBy(partition_by)
-    writer.save(spark_location(path))
-
-
 def _deterministic(frame: DataFrame) -> bool:
     """Whether computing ``frame`` twice gives the same rows: Spark's own verdict on its plan (False if unknown)."""
     try:
@@ -234,6 +221,8 @@ class ContractBatchWriter:
         self.valid_table = valid_table
         self.state_location = state_location.rstrip("/") if state_location else None
         self.query_id = query_id or stream_query_id(contract, state_location)
+        #: every append of a batch, exactly once (keyed by ``query_id`` and the batch id)
+        self.ledger = BatchLedger(self.query_id)
         self.dataset = dataset or contract.dataset.name or contract.name
         self.references = references
         self.say = progress or _noop
@@ -300,6 +289,9 @@ class ContractBatchWriter:
             if windows is not None:
                 source_range = self._batch_range(spark, annotated, batch_id)
                 self._windows(spark, annotated, columns + markers, batch_id, windows, watermark_before, source_range)
+        except BaseException:
+            self.ledger.forget()  # a failed append may have committed: every table is asked before the replay
+            raise
         finally:
             if cached:
                 annotated.unpersist()
@@ -324,7 +316,7 @@ class ContractBatchWriter:
         """The batch's quarantine and valid rows, each appended once; the two writes run side by side."""
         valid, quarantined = self.tagger.split(annotated)
         data = [F.col(f"`{name}`") for name in columns]
-        writes: list[Callable[[], None]] = []
+        writes: list[Callable[[], object]] = []
         # no check can set a row aside (every row check flags): no quarantine append, as in a batch run
         quarantine_table = self.quarantine_table if self.tagger.can_quarantine else None
         if quarantine_table:
@@ -332,10 +324,10 @@ class ContractBatchWriter:
             out = quarantined.select(
                 *data, F.col(QUARANTINE_RUN_ID), F.col(QUARANTINE_VIOLATIONS), stamp.alias(QUARANTINE_AT)
             )
-            writes.append(functools.partial(_append_once, out, quarantine_table, self.query_id, batch_id))
+            writes.append(functools.partial(self.ledger.append, out, quarantine_table, batch_id))
         if self.valid_table:
             kept = valid.select(*data, F.col(QUARANTINE_RUN_ID), F.col(VALID_FLAGS))
-            writes.append(functools.partial(_append_once, kept, self.valid_table, self.query_id, batch_id))
+            writes.append(functools.partial(self.ledger.append, kept, self.valid_table, batch_id))
         if self._pause_requested(batch_id):
             # after the quarantine commit, before the valid one
             writes.insert(1 if quarantine_table else 0, functools.partial(self._pause_hook, batch_id))
@@ -388,7 +380,7 @@ class ContractBatchWriter:
             )
             # a new buffer is partitioned by window: closing windows then deletes whole files, no rewrite
             new_buffer = not _exists(spark, self.buffer_table)
-            _append_once(buffered, self.buffer_table, self.query_id, batch_id, _WINDOW if new_buffer else None)
+            self.ledger.append(buffered, self.buffer_table, batch_id, _WINDOW if new_buffer else None)
         schema = T.StructType(
             [
                 T.StructField("batch_id", T.LongType()),
@@ -401,7 +393,7 @@ class ContractBatchWriter:
         rows: list[tuple[int, int | None, int | None, int | None, str | None]]
         rows = [(batch_id, max_event, None, None, source_range)]
         rows += [(batch_id, None, start, n, None) for start, n in late.items()]
-        _append_once(spark.createDataFrame(rows, schema), self.state_table, self.query_id, batch_id)
+        self.ledger.append(spark.createDataFrame(rows, schema), self.state_table, batch_id)
         # the watermark after this batch: the state's largest event time, this batch's row included (no re-read)
         lag = windows.watermark_seconds * 1_000_000
         seen = [v for v in (max_event, None if watermark_before is None else watermark_before + lag) if v is not None]
@@ -603,8 +595,8 @@ def contract_batch_writer(
     """A ``foreachBatch`` function ``fn(batch_df, batch_id)`` checking ``contract`` on each micro-batch.
 
     Row-level checks tag each row; quarantined and valid rows are appended exactly once per batch
-    (Delta ``txnAppId`` = ``query_id``, default :func:`stream_query_id` of ``state_location``, and
-    ``txnVersion`` = ``batch_id``). Give a stable ``query_id`` (or ``state_location``) per query:
+    (:class:`~.batch_ledger.BatchLedger`, keyed by ``query_id`` — default :func:`stream_query_id` of
+    ``state_location`` — and ``batch_id``). Give a stable ``query_id`` (or ``state_location``) per query:
     two queries with the same id would skip each other's batches. With the contract's ``stream``
     key, a ``results_table`` and a ``state_location`` (a folder beside the query's checkpoint),
     table-level checks run per event-time window (see the module docstring). ``references``:

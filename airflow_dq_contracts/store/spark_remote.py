@@ -61,6 +61,7 @@ __all__ = [
     "describe_detail",
     "history",
     "is_delta",
+    "no_such_table",
     "table_reference",
 ]
 
@@ -126,19 +127,20 @@ def describe_detail(spark: SparkSession, reference: str) -> dict[str, Any] | Non
     try:
         rows = spark.sql(f"DESCRIBE DETAIL {reference}").collect()
     except PySparkException as exc:
-        text = str(exc)
-        if any(
-            marker in text
-            for marker in (
-                "DELTA_MISSING_DELTA_TABLE",
-                "TABLE_OR_VIEW_NOT_FOUND",
-                "PATH_NOT_FOUND",
-                "not a Delta table",
-            )
-        ):
+        if no_such_table(exc):
             return None
         raise
     return rows[0].asDict() if rows else None
+
+
+#: What Spark and Delta say when a statement names no table (the path holds none, the name is unknown).
+_NO_TABLE = ("DELTA_MISSING_DELTA_TABLE", "TABLE_OR_VIEW_NOT_FOUND", "PATH_NOT_FOUND", "not a Delta table")
+
+
+def no_such_table(exc: Exception) -> bool:
+    """Whether ``exc`` (of a ``DESCRIBE …`` statement) says there is no table there — and not that the
+    storage or the server failed, which the caller must not read as "no table"."""
+    return isinstance(exc, PySparkException) and any(marker in str(exc) for marker in _NO_TABLE)
 
 
 def is_delta(spark: SparkSession, reference: str) -> bool:
