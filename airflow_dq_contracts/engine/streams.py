@@ -289,8 +289,8 @@ class ContractBatchWriter:
             if windows is not None:
                 source_range = self._batch_range(spark, annotated, batch_id)
                 self._windows(spark, annotated, columns + markers, batch_id, windows, watermark_before, source_range)
-        except BaseException:
-            self.ledger.forget()  # a failed append may have committed: every table is asked before the replay
+        except BaseException:  # noqa: BLE001 - re-raised: a failed append may have committed, so every table is asked before the replay
+            self.ledger.forget()
             raise
         finally:
             if cached:
