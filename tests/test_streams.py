@@ -479,3 +479,71 @@ def test_a_contract_whose_row_checks_only_flag_appends_no_quarantine(spark, tmp_
 
     assert flags == {r[0]: expected(r) for rows in commits for r in rows}
     assert any(flags.values())
+
+
+def test_copies_within_a_micro_batch_are_quarantined_with_or_without_a_shuffle(spark, tmp_path):
+    """A row-level ``duplicates`` check sees one micro-batch: the copies of a key within a batch are quarantined,
+    whether the batch came as one file or three (a plain-Python count per commit). A batch of one partition is
+    counted in place (its plan has no exchange), with the same verdicts as the shuffled window."""
+    from airflow_dq_contracts.engine.row_verdicts import QUARANTINED
+    from airflow_dq_contracts.engine.streams import _tagging_result, contract_batch_writer
+
+    source, out = str(tmp_path / "source"), _tables(tmp_path)
+    serial = iter(range(1, 1000))
+    # (n: unique row serial, id: the key, status); ids repeat within a commit and across commits
+    commits = [
+        [
+            (next(serial), key, status)
+            for key, status in [(1, "new"), (2, "new"), (1, "paid"), (3, "bogus"), (4, "new")]
+        ],
+        [(next(serial), key, "new") for key in (4, 5, 5, 6, 7, 7, 7, 8)],
+        [(next(serial), key, "new") for key in (9, 9, 10, 1)],
+    ]
+    doc = {
+        "name": "copies",
+        "version": "1.0.0",
+        "dataset": {"path": source, "format": "delta"},
+        "columns": [
+            {"name": "n", "type": "long"},
+            {"name": "id", "type": "long", "checks": [{"name": "unique", "type": "duplicates", "severity": "P0"}]},
+            {
+                "name": "status",
+                "type": "string",
+                "checks": [{"name": "known", "type": "whitelist", "values": ["new", "paid"], "severity": "P1"}],
+            },
+        ],
+    }
+    path = tmp_path / "copies.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    contract = load_contract(path)
+    for index, rows in enumerate(commits):  # one available-now run per commit: one micro-batch each
+        frame = spark.createDataFrame(rows, "n long, id long, status string")
+        frame = frame.repartition(3) if index == 1 else frame.coalesce(1)
+        frame.write.format("delta").mode("append").save(source)
+        run_stream(
+            spark, contract, checkpoint=out["checkpoint"], quarantine_table=out["quarantine"], valid_table=out["valid"]
+        )
+
+    def bad(rows: list[tuple]) -> set[int]:
+        counts: dict[int, int] = {}
+        for _, key, _ in rows:
+            counts[key] = counts.get(key, 0) + 1
+        return {n for n, key, status in rows if counts[key] > 1 or status not in ("new", "paid")}
+
+    expected_bad = sorted(n for rows in commits for n in bad(rows))
+    every = sorted(r[0] for rows in commits for r in rows)
+    quarantined = sorted(r[0] for r in spark.read.format("delta").load(out["quarantine"]).select("n").collect())
+    valid = sorted(r[0] for r in spark.read.format("delta").load(out["valid"]).select("n").collect())
+    assert quarantined == expected_bad
+    assert valid == sorted(set(every) - set(expected_bad))
+
+    # the one-partition batch's plan counts copies without an exchange; the same rows, the same verdicts
+    writer = contract_batch_writer(contract, valid_table=out["valid"], query_id="plan-check")
+    batch = spark.read.format("delta").option("versionAsOf", 0).load(source)  # the first commit: one file
+    marked = writer.tagger.mark(batch, one_partition=lambda frame: frame.rdd.getNumPartitions() == 1)
+    shuffled = writer.tagger.mark(batch)
+    assert "Exchange" not in marked._jdf.queryExecution().executedPlan().toString()
+    assert "Exchange" in shuffled._jdf.queryExecution().executedPlan().toString()
+    for frame in (marked, shuffled):
+        assert sorted(r["n"] for r in frame.where(QUARANTINED).collect()) == sorted(bad(commits[0]))
+    assert _tagging_result(contract, "x").checks  # the row checks all tag in a stream

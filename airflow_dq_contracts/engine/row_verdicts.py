@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -190,7 +190,13 @@ class RowTagger:
         out = plan.with_helpers(df, prepared, earlier).withColumn(QUARANTINE_VIOLATIONS, plan.violations)
         return out.drop(*plan.helpers) if plan.helpers else out
 
-    def mark(self, df: DataFrame, references: Mapping[str, DataFrame | str] | None = None) -> DataFrame:
+    def mark(
+        self,
+        df: DataFrame,
+        references: Mapping[str, DataFrame | str] | None = None,
+        *,
+        one_partition: Callable[[DataFrame], bool] | None = None,
+    ) -> DataFrame:
         """``df`` plus :data:`QUARANTINED` (a boolean: the row breaks a check that quarantines or gates) and
         the helper columns of the checks' joins and windows; :meth:`split` then gives the two sides.
 
@@ -198,9 +204,17 @@ class RowTagger:
         fraction of the work: the side of a row is one boolean expression, the ``_dq_violations`` list is
         built only for quarantined rows, and a valid row's ``_dq_flags`` only from the checks that flag.
         Columns may be added to the marked frame (and it may be persisted) before :meth:`split`.
+
+        ``one_partition``: asked (``one_partition(df)``) when the checks count copies of a key (a window)
+        and join nothing. When ``df`` holds a single partition (a micro-batch read from one file), it is
+        declared so (``coalesce(1)``, which moves no row), and Spark counts the copies of each key in that
+        partition, sorted in place, instead of shuffling every row by key first. A join is never forced
+        onto one partition.
         """
         plan, prepared, earlier = self._plan(df, references, None)
         self._marked = plan
+        if one_partition is not None and plan.counts_copies_only and one_partition(df):
+            df = df.coalesce(1)
         return plan.with_helpers(df, prepared, earlier).withColumn(QUARANTINED, plan.quarantined)
 
     @property
@@ -232,6 +246,11 @@ class _TagPlan:
         self.flags: Column = _listed([])
         #: per tagging check: (it quarantines or gates, its ``_dq_violations`` struct, a row breaks it — never NULL)
         self.entries: list[tuple[bool, Column, Column]] = []
+
+    @property
+    def counts_copies_only(self) -> bool:
+        """Whether the helper columns are windows only (copies of a key counted; no join)."""
+        return bool(self.steps) and all(step[0] == "window" for step in self.steps)
 
     @property
     def can_quarantine(self) -> bool:

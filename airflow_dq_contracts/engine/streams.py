@@ -186,6 +186,14 @@ def _deterministic(frame: DataFrame) -> bool:
         return False
 
 
+def _one_partition(frame: DataFrame) -> bool:
+    """Whether a micro-batch's rows come as one partition (one file, one Kafka partition); False if unknown."""
+    try:
+        return frame.rdd.getNumPartitions() == 1
+    except Exception:  # noqa: BLE001 - Spark Connect (no RDD here): unknown, so no
+        return False
+
+
 def _exists(spark: SparkSession, path: str) -> bool:
     try:
         spark.read.format("delta").load(spark_location(path)).schema  # noqa: B018 - resolves the table
@@ -250,7 +258,7 @@ class ContractBatchWriter:
         data = [name for name in batch_df.columns if name not in _PROVENANCE]
         columns = [name for name in data if not is_marker(name)]  # what is written
         markers = [name for name in data if is_marker(name)]  # values that did not parse: schema checks
-        annotated = self.tagger.mark(batch_df, self.references)
+        annotated = self.tagger.mark(batch_df, self.references, one_partition=_one_partition)
         windows = self.windows
         watermark_before: int | None = None
         if windows is not None:
