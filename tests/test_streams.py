@@ -486,7 +486,7 @@ def test_copies_within_a_micro_batch_are_quarantined_with_or_without_a_shuffle(s
     whether the batch came as one file or three (a plain-Python count per commit). A batch of one partition is
     counted in place (its plan has no exchange), with the same verdicts as the shuffled window."""
     from airflow_dq_contracts.engine.row_verdicts import QUARANTINED
-    from airflow_dq_contracts.engine.streams import _tagging_result, contract_batch_writer
+    from airflow_dq_contracts.engine.streams import _one_partition, _tagging_result, contract_batch_writer
 
     source, out = str(tmp_path / "source"), _tables(tmp_path)
     serial = iter(range(1, 1000))
@@ -540,7 +540,7 @@ def test_copies_within_a_micro_batch_are_quarantined_with_or_without_a_shuffle(s
     # the one-partition batch's plan counts copies without an exchange; the same rows, the same verdicts
     writer = contract_batch_writer(contract, valid_table=out["valid"], query_id="plan-check")
     batch = spark.read.format("delta").option("versionAsOf", 0).load(source)  # the first commit: one file
-    marked = writer.tagger.mark(batch, one_partition=lambda frame: frame.rdd.getNumPartitions() == 1)
+    marked = writer.tagger.mark(batch, one_partition=_one_partition)  # what the writer passes
     shuffled = writer.tagger.mark(batch)
     assert "Exchange" not in marked._jdf.queryExecution().executedPlan().toString()
     assert "Exchange" in shuffled._jdf.queryExecution().executedPlan().toString()
